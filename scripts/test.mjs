@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// `npm test`: builds the project, makes sure the prerequisites of every test tier are installed
+// (see scripts/prereqs.mjs), then runs all tiers with vitest. Extra arguments go to vitest.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+run(process.execPath, ['esbuild.js']);
+if (existsSync('scripts/prereqs.mjs')) run(process.execPath, ['scripts/prereqs.mjs']);
+run(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)]);

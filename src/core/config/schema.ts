@@ -1,0 +1,123 @@
+/**
+ * The context config schema (`*.context.yaml`). This zod schema is the single source of truth:
+ * the parser validates with it, the TypeScript types come from it, and `npm run schema` writes
+ * the JSON Schema that editors use to validate and complete config files.
+ */
+import { z } from 'zod';
+
+const percent = z
+  .string()
+  .regex(/^\d+(\.\d+)?%$/, 'expected a percentage such as "10%"')
+  .describe('A percentage of the input budget (window minus reserved output), e.g. "25%".');
+
+/** Tokens, or "N%" of the input budget. */
+export const AmountSchema = z.union([z.number().int().nonnegative(), percent]);
+
+export const SlotKindSchema = z.enum(['policy', 'history', 'evidence', 'memory', 'tool', 'user', 'examples', 'schema', 'other']);
+export const TrustSchema = z.enum(['trusted', 'untrusted']);
+export const SeveritySettingSchema = z.enum(['off', 'error', 'warning', 'info', 'hint']);
+
+export const SlotConfigSchema = z
+  .object({
+    kind: SlotKindSchema.default('other').describe('What the slot holds; decides defaults for trimming and rendering.'),
+    trust: TrustSchema.optional().describe('trusted: written by the application. untrusted: data from users, documents, tools or uploads.'),
+    required: z.boolean().default(false).describe('Required slots are never dropped; if they alone overflow, assembly fails.'),
+    budget: AmountSchema.optional().describe('Token allowance for this slot: tokens, or "N%" of the input budget.'),
+    priority: z.number().default(0).describe('Higher priority is kept longer when the request must be trimmed.'),
+    label: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'a label is a word such as EVIDENCE')
+      .optional()
+      .describe('Envelope name each item is wrapped in, e.g. EVIDENCE -> [EVIDENCE ev_0192] ... [/EVIDENCE].'),
+    envelope: z.enum(['bracket', 'xml']).default('bracket').describe('bracket: [LABEL id] ... [/LABEL]; xml: <label id="..."> ... </label>.'),
+    pack: z.enum(['stop', 'skip']).default('stop').describe('When an item does not fit: stop packing, or skip it and try the next.'),
+    order: z.enum(['rank', 'edges', 'chronological']).default('rank').describe('rank: best first; edges: best at both ends; chronological: by time.'),
+    max_items: z.number().int().positive().optional().describe('Keep at most this many items.'),
+    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']).optional().describe('Role the slot is expected to land in (informational).'),
+  })
+  .strict();
+
+export const OverheadSchema = z
+  .object({
+    message: z.number().int().nonnegative().optional().describe('Tokens the endpoint adds per message (defaults to the model registry value).'),
+    request: z.number().int().nonnegative().optional().describe('Tokens the endpoint adds per request (reply priming).'),
+    item: z.number().int().nonnegative().default(0).describe('Tokens charged per packed item for its envelope, on top of its text.'),
+  })
+  .strict();
+
+export const ScoringSchema = z
+  .object({
+    relevance: z.number().default(0.45),
+    authority: z.number().default(0.2),
+    version_match: z.number().default(0.15),
+    recency: z.number().default(0.1),
+    novelty: z.number().default(0.1),
+    contradiction_penalty: z.number().default(0),
+  })
+  .strict()
+  .describe('Weights of the selection score (seed: 0.45 relevance + 0.20 authority + 0.15 version match + 0.10 recency + 0.10 novelty).');
+
+export const FiltersSchema = z
+  .object({
+    version: z.string().optional().describe('Keep only items whose version matches (items without a version pass).'),
+    tenant: z.string().optional().describe('Keep only items of this tenant (items of another tenant are rejected).'),
+    expired: z.boolean().default(true).describe('Reject items whose expires_at is before `now`.'),
+    now: z.string().optional().describe('Reference time for expiry and recency (ISO 8601); fixed so results are reproducible.'),
+    source_types: z.array(z.string()).optional().describe('Allowed source_type values; others are rejected.'),
+    exclude_source_types: z.array(z.string()).optional().describe('Rejected source_type values.'),
+  })
+  .strict();
+
+export const ModelEntrySchema = z
+  .object({
+    window: z.number().int().positive(),
+    max_output: z.number().int().positive().optional(),
+    max_input: z.number().int().positive().optional(),
+    tokenizer: z.string().default('chars4'),
+    message_overhead: z.number().int().nonnegative().default(0),
+    request_overhead: z.number().int().nonnegative().default(0),
+    exact: z.boolean().default(false),
+  })
+  .strict();
+
+export const ContextConfigSchema = z
+  .object({
+    $schema: z.string().optional(),
+    version: z.union([z.string(), z.number()]).optional().describe('Policy version, recorded in every trace.'),
+    model: z.string().optional().describe('Model name from the registry (or `models`), e.g. gpt-4o.'),
+    tokenizer: z.string().optional().describe('Tokenizer: o200k_base, cl100k_base, p50k_base, r50k_base, chars4.'),
+    window: z.number().int().positive().optional().describe('Context window C shared by input and output.'),
+    limits: z
+      .object({ input: z.number().int().positive(), output: z.number().int().positive() })
+      .strict()
+      .optional()
+      .describe('Separate input and output limits, for endpoints that check both.'),
+    output: z.number().int().nonnegative().default(0).describe('Tokens reserved for the answer.'),
+    margin: AmountSchema.default(0).describe('Safety margin: tokens, or "N%" of the window.'),
+    overhead: OverheadSchema.default({ item: 0 }),
+    slots: z.record(z.string(), SlotConfigSchema).default({}),
+    scoring: ScoringSchema.optional(),
+    filters: FiltersSchema.optional(),
+    fixtures: z.array(z.string()).default([]).describe('Globs (relative to this file) of fixture files for templates using this config.'),
+    rules: z.record(z.string(), SeveritySettingSchema).default({}).describe('Per-rule severity overrides, e.g. { injection-phrase: off }.'),
+    models: z.record(z.string(), ModelEntrySchema).default({}).describe('Extra or overriding model registry entries.'),
+  })
+  .strict();
+
+export type SlotConfig = z.infer<typeof SlotConfigSchema>;
+export type ContextConfig = z.infer<typeof ContextConfigSchema>;
+export type ScoringWeights = z.infer<typeof ScoringSchema>;
+export type Filters = z.infer<typeof FiltersSchema>;
+export type ModelEntry = z.infer<typeof ModelEntrySchema>;
+export type SeveritySetting = z.infer<typeof SeveritySettingSchema>;
+
+/** JSON Schema for editors (draft 2020-12 via zod), with input types so defaults stay optional. */
+export function contextConfigJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(ContextConfigSchema, { io: 'input', target: 'draft-7' }) as Record<string, unknown>;
+  return {
+    ...schema,
+    $id: 'urn:context-lens:context-config',
+    title: 'Context Lens context config',
+    description: 'Budget, slots and policies of one LLM request (*.context.yaml).',
+  };
+}

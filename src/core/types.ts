@@ -1,0 +1,315 @@
+/**
+ * The shared vocabulary of the core: spans, findings, parsed documents, assembly results.
+ * Every front end (CLI, language server, preview) speaks in these types. The core works in
+ * UTF-16 offsets into a file's text; conversion to line/character happens at the edges
+ * (see text/lineIndex.ts).
+ */
+
+export type Severity = 'error' | 'warning' | 'info' | 'hint';
+
+/** Half-open range of UTF-16 code unit offsets into one file's text. */
+export interface Span {
+  start: number;
+  end: number;
+}
+
+export interface RelatedLocation {
+  path: string;
+  span: Span;
+  message: string;
+}
+
+/**
+ * A structured hint a front end can turn into a quick fix. The core says *what* would fix the
+ * finding; the language server turns it into a WorkspaceEdit.
+ */
+export interface FixHint {
+  title: string;
+  edits: Array<{ path: string; span: Span; newText: string }>;
+  preferred?: boolean;
+}
+
+export interface Finding {
+  rule: string;
+  severity: Severity;
+  message: string;
+  /** File the finding is shown on (workspace-relative or absolute, as the caller gave it). */
+  path: string;
+  span: Span;
+  related?: RelatedLocation[];
+  fixes?: FixHint[];
+}
+
+// ---------------------------------------------------------------------------
+// Templates
+// ---------------------------------------------------------------------------
+
+export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+export type TemplateFormat = 'prompt' | 'prompty';
+
+/** A node of the render-ready template body. */
+export type TemplateNode =
+  | { type: 'text'; text: string; span: Span }
+  /** `{{question}}`, `{{ question }}`, `{{d.text}}` (path[0] is a slot or a loop variable). */
+  | { type: 'var'; path: string[]; span: Span; raw: boolean }
+  /** `{{#each evidence}}...{{/each}}` or `{% for d in evidence %}...{% endfor %}`. */
+  | { type: 'each'; path: string[]; alias?: string; body: TemplateNode[]; inverse?: TemplateNode[]; span: Span; headSpan: Span }
+  /** `{{#if x}}`, `{{#unless x}}`, `{% if x %}`: rendered when the value is non-empty (negated for unless). */
+  | { type: 'if'; path: string[]; negate: boolean; body: TemplateNode[]; inverse?: TemplateNode[]; span: Span; headSpan: Span }
+  /** dotprompt `{{history}}`: the history slot's items become messages of their own roles here. */
+  | { type: 'history'; slot: string; span: Span };
+
+export interface TemplateMessage {
+  role: Role;
+  /** Span of the role marker (`{{role "system"}}`, `system:`), or of the body start for the implicit first message. */
+  markerSpan: Span;
+  span: Span;
+  nodes: TemplateNode[];
+}
+
+export interface SlotUse {
+  slot: string;
+  span: Span;
+  role: Role;
+  /** How the slot is used. */
+  form: 'var' | 'each' | 'if' | 'history';
+  /**
+   * Name of the delimiter the use is enclosed in within the template text, when it is
+   * (an XML-like tag pair `<docs>...</docs>`, or bracket lines `[EVIDENCE]...[/EVIDENCE]`,
+   * or a fenced block). Undefined when the placeholder stands bare.
+   */
+  delimiter?: string;
+}
+
+export interface TemplateDoc {
+  path: string;
+  format: TemplateFormat;
+  text: string;
+  /** Parsed front matter (YAML), or undefined when the file has none. */
+  frontMatter?: {
+    data: Record<string, unknown>;
+    span: Span;
+    /** `context:` key: a relative path to a config, or an inline config object. */
+    context?: { value: string | Record<string, unknown>; span: Span };
+    model?: { value: string; span: Span };
+    /** Declared input variables (dotprompt `input.schema`, prompty `inputs`), name -> key span. */
+    inputs: Record<string, Span>;
+  };
+  bodySpan: Span;
+  messages: TemplateMessage[];
+  /** Every top-level slot reference, in source order. Loop aliases and `this` are not slots. */
+  uses: SlotUse[];
+  findings: Finding[];
+}
+
+// ---------------------------------------------------------------------------
+// Context config (*.context.yaml). The zod schema in config/schema.ts is the source of truth;
+// these are the types it yields after defaults are applied.
+// ---------------------------------------------------------------------------
+
+export type SlotKind = 'policy' | 'history' | 'evidence' | 'memory' | 'tool' | 'user' | 'examples' | 'schema' | 'other';
+export type Trust = 'trusted' | 'untrusted';
+export type PackPolicy = 'stop' | 'skip';
+export type OrderPolicy = 'rank' | 'edges' | 'chronological';
+/** A token count, or a percentage of the input budget written as "N%". */
+export type Amount = number | `${number}%`;
+
+// ---------------------------------------------------------------------------
+// Tokens
+// ---------------------------------------------------------------------------
+
+export interface Tokenizer {
+  /** Encoding name: o200k_base, cl100k_base, chars4, ... */
+  readonly name: string;
+  /** True when counts equal the provider's tokenizer; false for estimates. */
+  readonly exact: boolean;
+  count(text: string): number;
+}
+
+export interface ModelInfo {
+  name: string;
+  provider: 'openai' | 'anthropic' | 'google' | 'custom';
+  window: number;
+  /** Maximum output tokens, when the endpoint has one. */
+  maxOutput?: number;
+  /** Separate input limit, for endpoints that do not share one window. */
+  maxInput?: number;
+  tokenizer: string;
+  /** Tokens the endpoint adds per message (chat template), and per request (reply priming). */
+  messageOverhead: number;
+  requestOverhead: number;
+  /** True when the tokenizer equals the model's own. */
+  exact: boolean;
+}
+
+// ---------------------------------------------------------------------------
+// Fixtures (*.fixture.yaml / *.fixture.json)
+// ---------------------------------------------------------------------------
+
+/** One item of a list-valued slot. Known metadata keys are typed; the rest stay in `meta`. */
+export interface FixtureItem {
+  /** Position in the fixture list (0-based), the tie-breaker of every ordering. */
+  index: number;
+  id?: string;
+  text: string;
+  title?: string;
+  role?: Role;
+  at?: string;
+  source?: string;
+  source_type?: string;
+  version?: string;
+  authority?: number;
+  relevance?: number;
+  published_at?: string;
+  expires_at?: string;
+  tenant?: string;
+  /** Any other keys of the item, as written. */
+  meta: Record<string, unknown>;
+  /** Span of the whole item node, and of its text value, in the fixture file. */
+  span: Span;
+  textSpan: Span;
+  /** When the text came from `{ file: path }`: the resolved workspace path. */
+  file?: string;
+}
+
+export type FixtureValue =
+  | { type: 'text'; text: string; span: Span; file?: string }
+  | { type: 'items'; items: FixtureItem[]; span: Span };
+
+export interface FixtureDoc {
+  path: string;
+  text: string;
+  /** `template:` key, resolved relative to the fixture file. */
+  template?: { value: string; span: Span };
+  /** Optional display name (`name:`), defaults to the file name without `.fixture.*`. */
+  name: string;
+  slots: Record<string, FixtureValue>;
+  /** Span of each slot's key in the fixture file. */
+  slotKeySpans: Record<string, Span>;
+  findings: Finding[];
+}
+
+// ---------------------------------------------------------------------------
+// Budget and assembly
+// ---------------------------------------------------------------------------
+
+export interface BudgetLine {
+  name: string;
+  kind: SlotKind;
+  trust?: Trust;
+  required: boolean;
+  /** Budget in tokens (percentages resolved against the input budget); undefined when unbudgeted. */
+  budget?: number;
+  /** The amount as written in the config, e.g. "25%". */
+  written?: Amount;
+}
+
+/** The budget equation (3.1): sum of slot budgets + output + margin <= window. */
+export interface BudgetReport {
+  model?: string;
+  tokenizer: string;
+  exact: boolean;
+  window: number;
+  /** Separate limits when the endpoint has them. */
+  limits?: { input: number; output: number };
+  output: number;
+  margin: number;
+  /** Input budget = window - output (or limits.input). Percent budgets resolve against it. */
+  inputBudget: number;
+  slots: BudgetLine[];
+  inputAllocated: number;
+  /** input allocated + output + margin. */
+  total: number;
+  fits: boolean;
+  overBy: number;
+}
+
+export type OmitReason =
+  | `filtered:${string}`
+  | `duplicate-of:${string}`
+  | 'over-slot-budget'
+  | 'stop-policy'
+  | 'max-items'
+  | 'trimmed-for-request';
+
+export interface TraceItem {
+  slot: string;
+  id: string;
+  tokens: number;
+  score?: number;
+  /** 0-based position within its slot after ordering. */
+  position: number;
+  /** start | middle | end third of its slot. */
+  placement: 'start' | 'middle' | 'end';
+  sha256: string;
+  source?: string;
+  /** Other sources merged into this item by deduplication. */
+  merged?: string[];
+}
+
+export interface OmittedItem {
+  slot: string;
+  id: string;
+  tokens: number;
+  score?: number;
+  reason: OmitReason;
+  source?: string;
+}
+
+export interface SlotTrace {
+  name: string;
+  kind: SlotKind;
+  trust?: Trust;
+  budget?: number;
+  /** Tokens of the slot's content as packed (text + per-item overhead). */
+  used: number;
+  kept: number;
+  omitted: number;
+  total: number;
+}
+
+export interface Trace {
+  version: 1;
+  template: { path: string; sha256: string };
+  config?: { path: string; sha256: string };
+  fixture?: { path: string; sha256: string };
+  policy_version?: string | number;
+  model?: string;
+  tokenizer: string;
+  exact: boolean;
+  window: number;
+  reserved_output: number;
+  margin: number;
+  input_budget: number;
+  input_tokens: number;
+  slots: SlotTrace[];
+  retained: TraceItem[];
+  omitted: OmittedItem[];
+  citation_map: Record<string, { source?: string; sha256: string; sources?: string[] }>;
+  cache_key: string;
+}
+
+/** A piece of a rendered message, so views can mark slot boundaries and untrusted data. */
+export interface MessagePart {
+  text: string;
+  slot?: string;
+  itemId?: string;
+  untrusted?: boolean;
+}
+
+export interface RenderedMessage {
+  role: Role;
+  content: string;
+  parts: MessagePart[];
+}
+
+export interface AssemblyResult {
+  ok: boolean;
+  /** Set when assembly failed (required slots alone overflow the input budget). */
+  error?: string;
+  messages: RenderedMessage[];
+  trace: Trace;
+  budget: BudgetReport;
+  findings: Finding[];
+}
