@@ -10,5 +10,8 @@ function run(cmd, args, opts = {}) {
 }
 
 run(process.execPath, ['esbuild.js']);
+// Static checks first: the types, and the lint rules that keep the layers apart.
+run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.', '--noEmit']);
+run(process.execPath, ['node_modules/eslint/bin/eslint.js', 'src']);
 if (existsSync('scripts/prereqs.mjs')) run(process.execPath, ['scripts/prereqs.mjs']);
 run(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...process.argv.slice(2)]);

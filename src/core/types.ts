@@ -169,12 +169,13 @@ export interface FixtureItem {
   /** Span of the whole item node, and of its text value, in the fixture file. */
   span: Span;
   textSpan: Span;
-  /** When the text came from `{ file: path }`: the resolved workspace path. */
+  /** `{ file: path }` as written; `file` is the resolved absolute path once resolved. */
+  fileRef?: { value: string; span: Span };
   file?: string;
 }
 
 export type FixtureValue =
-  | { type: 'text'; text: string; span: Span; file?: string }
+  | { type: 'text'; text: string; span: Span; fileRef?: { value: string; span: Span }; file?: string }
   | { type: 'items'; items: FixtureItem[]; span: Span };
 
 export interface FixtureDoc {
@@ -311,5 +312,27 @@ export interface AssemblyResult {
   messages: RenderedMessage[];
   trace: Trace;
   budget: BudgetReport;
+  findings: Finding[];
+}
+
+// ---------------------------------------------------------------------------
+// Parsed config document
+// ---------------------------------------------------------------------------
+
+import type { ContextConfig } from './config/schema';
+
+export interface ConfigDoc {
+  path: string;
+  text: string;
+  /**
+   * The validated config with defaults applied. Best effort: an invalid slot entry or field is
+   * reported (config-invalid at its node) and left out, so the rest can still be checked.
+   * Undefined only when the file is not a YAML mapping at all.
+   */
+  config?: ContextConfig;
+  /** Span of the key at a YAML path such as ['slots', 'evidence', 'budget']. */
+  keySpan(path: ReadonlyArray<string | number>): Span | undefined;
+  /** Span of the value at a YAML path. */
+  valueSpan(path: ReadonlyArray<string | number>): Span | undefined;
   findings: Finding[];
 }

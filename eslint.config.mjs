@@ -1,0 +1,39 @@
+// Lint rules that keep the layers in their directions (docs/ARCHITECTURE.md):
+// core -> nothing; server -> core; cli -> core + node; extension -> protocol only (types from core);
+// webview -> protocol only. `import type` across layers is always allowed.
+import tseslint from 'typescript-eslint';
+
+const editorApis = ['vscode', 'vscode-languageserver', 'vscode-languageserver/*', 'vscode-languageclient', 'vscode-languageclient/*', 'vscode-languageserver-textdocument'];
+
+const restrict = (patterns, message) => ({
+  '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: patterns, message, allowTypeImports: true }] }],
+});
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.cache/**', 'examples/**', 'test-results/**'] },
+  {
+    files: ['src/**/*.ts'],
+    languageOptions: { parser: tseslint.parser },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+  },
+  {
+    files: ['src/core/**/*.ts'],
+    rules: restrict([...editorApis, '../server/*', '../extension/*', '../cli/*', '../webview/*', '../node/*', '../../server/*', '../../extension/*', '../../cli/*', '../../webview/*', '../../node/*', 'node:*', 'fs', 'path', 'child_process'], 'The core is pure: no editor APIs, no Node built-ins, no outer layers.'),
+  },
+  {
+    files: ['src/server/**/*.ts'],
+    rules: { ...restrict(['vscode', 'vscode-languageclient', 'vscode-languageclient/*', '../extension/*', '../webview/*', '../cli/*'], 'The server speaks LSP only; it never imports the client or editor APIs.'), 'no-console': 'error' },
+  },
+  {
+    files: ['src/extension/**/*.ts'],
+    rules: restrict(['../core/*', '../core/**', '../server/*', '../cli/*', '../node/*', 'vscode-languageserver', 'vscode-languageserver/*', 'js-tiktoken', 'js-tiktoken/*', 'yaml'], 'The extension host stays thin: parsing, counting and assembly run in the language server.'),
+  },
+  {
+    files: ['src/webview/**/*.ts'],
+    rules: restrict([...editorApis, '../core/*', '../core/**', '../server/*', '../extension/*', '../node/*', 'node:*'], "Can't use vscode or the core in the webview: it renders snapshots it is sent."),
+  },
+  {
+    files: ['src/protocol/**/*.ts'],
+    rules: restrict(['vscode', '../server/*', '../extension/*', '../webview/*', '../node/*', 'node:*'], 'Protocol modules hold message types only.'),
+  },
+);

@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+// `npm run package`: a production build (`node esbuild.js --production`) packaged by @vscode/vsce into
+// out/context-lens-<version>.vsix (dependencies are bundled, so --no-dependencies; .vscodeignore
+// decides the contents). Also exports the staleness check the end-to-end tier and `npm start` use to
+// repackage only when an input changed.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from './code-server.mjs';
+
+function manifest() {
+  return JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
+}
+
+/** Absolute path of the .vsix for the current package.json version. */
+export function vsixPath() {
+  const { name, version } = manifest();
+  return join(REPO_ROOT, 'out', `${name}-${version}.vsix`);
+}
+
+// Everything that can change the packaged bytes.
+const INPUTS = ['src', 'media', 'schemas', 'syntaxes', 'package.json', 'esbuild.js', '.vscodeignore', 'README.md', 'CHANGELOG.md', 'LICENSE'];
+
+function newestMtime(path) {
+  if (!existsSync(path)) return 0;
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs; // a deleted file shows up as a newer directory mtime
+  for (const e of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, e)));
+  return newest;
+}
+
+/** True when the .vsix is missing or older than any of its inputs (including language-configuration*.json). */
+export function isVsixStale(out = vsixPath()) {
+  if (!existsSync(out)) return true;
+  const built = statSync(out).mtimeMs;
+  const extra = readdirSync(REPO_ROOT).filter((f) => /^language-configuration.*\.json$/.test(f));
+  return [...INPUTS, ...extra].some((p) => newestMtime(join(REPO_ROOT, p)) > built);
+}
+
+function run(label, args) {
+  const r = spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (r.error) throw r.error;
+  if (r.status !== 0) throw new Error(`${label} failed with exit code ${r.status}`);
+}
+
+/** Builds for production and packages; returns the .vsix path and its size in bytes. */
+export function packageExtension({ log = console.log } = {}) {
+  const t0 = Date.now();
+  run('production build', ['esbuild.js', '--production']);
+  const { main } = manifest();
+  if (main && !existsSync(join(REPO_ROOT, main))) {
+    throw new Error(`package.json "main" is ${main} but the build did not produce it (does src/extension/main.ts exist?)`);
+  }
+  for (const f of ['README.md', 'LICENSE']) {
+    if (!existsSync(join(REPO_ROOT, f))) throw new Error(`${f} is missing; vsce needs it to package`);
+  }
+  const out = vsixPath();
+  mkdirSync(join(REPO_ROOT, 'out'), { recursive: true });
+  run('vsce package', [
+    join(REPO_ROOT, 'node_modules', '@vscode', 'vsce', 'vsce'),
+    'package',
+    '--no-dependencies',
+    // No repository URL (nothing is published from here); README images stay relative to the
+    // package, which is where VS Code's extension page resolves them.
+    '--allow-missing-repository',
+    '--no-rewrite-relative-links',
+    '--out',
+    out,
+  ]);
+  const bytes = statSync(out).size;
+  log(`package: ${relative(REPO_ROOT, out)} ${(bytes / 1024).toFixed(1)} KB (${bytes} bytes) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return { path: out, bytes };
+}
+
+/** Packages only when isVsixStale(); returns the .vsix path. */
+export function ensureVsix({ log = console.log } = {}) {
+  const out = vsixPath();
+  if (!isVsixStale(out)) {
+    log(`package: ${relative(REPO_ROOT, out)} is up to date`);
+    return out;
+  }
+  return packageExtension({ log }).path;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  try {
+    packageExtension();
+  } catch (err) {
+    console.error(`package: ${err.message}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// Installs what the test tiers and the demo need beyond `npm ci`, idempotently and fast when all is
+// present: Debian's chromium (webview and end-to-end tiers), the native build tools code-server's
+// install needs (libkrb5-dev, pkg-config, make, g++, python3), and the pinned code-server + Node 24 in
+// .cache/code-server/ (see scripts/code-server.mjs). Called by `npm test` (scripts/test.mjs) and by
+// `npm start` (without chromium). Usage: node scripts/prereqs.mjs [--no-chromium]
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureCodeServer, isCodeServerInstalled, pinnedVersions } from './code-server.mjs';
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+function onPath(cmd) {
+  return (process.env.PATH ?? '').split(delimiter).some((d) => d && existsSync(join(d, cmd)));
+}
+
+/** Debian packages still missing for what is asked: chromium, and the build tools if code-server must be built. */
+export function missingAptPackages({ chromium = true, codeServerBuild = !isCodeServerInstalled() } = {}) {
+  const missing = [];
+  if (chromium && !existsSync(CHROMIUM)) missing.push('chromium');
+  if (codeServerBuild) {
+    if (!existsSync('/usr/include/krb5.h') && !existsSync('/usr/include/krb5/krb5.h')) missing.push('libkrb5-dev');
+    if (!onPath('pkg-config')) missing.push('pkg-config');
+    if (!onPath('make') || !onPath('g++')) missing.push('build-essential');
+    if (!onPath('python3')) missing.push('python3');
+  }
+  return missing;
+}
+
+function aptInstall(pkgs, log) {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot) {
+    throw new Error(
+      `missing system packages: ${pkgs.join(' ')}. Install them as root:\n  sudo apt-get update && sudo apt-get install -y ${pkgs.join(' ')}`,
+    );
+  }
+  if (!onPath('apt-get')) throw new Error(`missing system packages ${pkgs.join(' ')} and no apt-get to install them`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  // Other processes (another test run, a person) may hold the dpkg lock: wait for it, bounded.
+  const lock = ['-o', 'DPkg::Lock::Timeout=600'];
+  for (const args of [['update', ...lock], ['install', '-y', '--no-install-recommends', ...lock, ...pkgs]]) {
+    log(`  $ apt-get ${args.join(' ')}`);
+    const r = spawnSync('apt-get', args, { stdio: 'inherit', env });
+    if (r.status !== 0) throw new Error(`apt-get ${args[0]} failed with exit code ${r.status}`);
+  }
+}
+
+/**
+ * Ensures every prerequisite; returns what it did. `chromium: false` is for the demo, which needs
+ * only code-server.
+ */
+export async function ensurePrereqs({ chromium = true, log = console.log } = {}) {
+  const t0 = Date.now();
+  const did = [];
+  const missing = missingAptPackages({ chromium });
+  if (missing.length) {
+    log(`prereqs: installing system packages: ${missing.join(' ')}`);
+    aptInstall(missing, log);
+    did.push(`apt: ${missing.join(' ')}`);
+  }
+  const { codeServer, node } = pinnedVersions();
+  if (await ensureCodeServer({ log: (m) => log(`prereqs: ${m}`) })) did.push(`code-server ${codeServer} + node ${node}`);
+  const secs = ((Date.now() - t0) / 1000).toFixed(1);
+  log(did.length ? `prereqs: installed ${did.join('; ')} in ${secs} s` : `prereqs: all present (checked in ${secs} s)`);
+  return did;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  ensurePrereqs({ chromium: !process.argv.includes('--no-chromium') }).catch((err) => {
+    console.error(`prereqs: ${err.message}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,379 @@
+/**
+ * `ctxlens`: the command-line front end over the core, for CI. A thin adapter: it reads files
+ * through DiskFileHost, calls the same analysis the editor uses and prints text, JSON or SARIF.
+ * Exit codes follow ESLint: 0 clean, 1 findings at error level (or a request that does not
+ * fit), 2 usage, unreadable input or internal error.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { analyzeConfig, analyzeTemplate, checkFiles, classifyFile } from '../core/analyze';
+import type { BudgetReport, Finding } from '../core/types';
+import { LineIndex } from '../core/text/lineIndex';
+import { getTokenizer, listTokenizers } from '../core/tokens';
+import { resolveModel } from '../core/models';
+import { REQUEST_FORMATS, formatRequest, type RequestFormat } from '../core/export';
+import { DiskFileHost, toPosix } from '../node/fileHost';
+import { toSarif } from './sarif';
+import { VERSION } from './version';
+
+class UsageError extends Error {}
+
+const HELP = `ctxlens ${VERSION} — check LLM prompt templates and context configs
+
+Usage:
+  ctxlens check [paths...] [--format text|json|sarif] [--max-warnings N]
+  ctxlens count [files...|-] [--tokenizer NAME | --model NAME] [--chat] [--format text|json]
+  ctxlens budget <config-or-template> [--model NAME] [--format text|json]
+  ctxlens assemble <template> [--fixture F] [--format openai|anthropic|text|json] [--trace FILE] [--model M]
+
+Exit codes: 0 clean, 1 findings at error level (or a request that does not fit), 2 usage or internal error.
+`;
+
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  cwd: string;
+  stdin: () => string;
+}
+
+const fmtNum = (n: number) => n.toLocaleString('en-US');
+
+export function run(argv: string[], io: Io): number {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'check':
+        return check(rest, io);
+      case 'count':
+        return count(rest, io);
+      case 'budget':
+        return budget(rest, io);
+      case 'assemble':
+        return assembleCmd(rest, io);
+      case '--version':
+      case '-v':
+        io.out(VERSION + '\n');
+        return 0;
+      case undefined:
+      case '--help':
+      case '-h':
+      case 'help':
+        io.out(HELP);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`ctxlens: ${(e as Error).message}\n\n${HELP}`);
+      return 2;
+    }
+    io.err(`ctxlens: internal error: ${(e as Error).stack ?? e}\n`);
+    return 2;
+  }
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], flag: string, fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${flag} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+function abs(io: Io, p: string): string {
+  return toPosix(path.resolve(io.cwd, p));
+}
+
+function rel(io: Io, p: string): string {
+  const r = toPosix(path.relative(io.cwd, p));
+  return r === '' ? '.' : r;
+}
+
+/** Workspace root for a set of paths: the git top or the current folder, whichever contains them. */
+function hostFor(io: Io, paths: string[]): DiskFileHost {
+  const roots = new Set<string>([toPosix(path.resolve(io.cwd))]);
+  for (const p of paths) {
+    const a = abs(io, p);
+    if (!a.startsWith(toPosix(path.resolve(io.cwd)) + '/') && a !== toPosix(path.resolve(io.cwd))) {
+      roots.add(fs.existsSync(a) && fs.statSync(a).isDirectory() ? a : toPosix(path.dirname(a)));
+    }
+  }
+  return new DiskFileHost([...roots]);
+}
+
+// ---------------------------------------------------------------------------
+// check
+// ---------------------------------------------------------------------------
+
+function check(args: string[], io: Io): number {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { format: { type: 'string' }, 'max-warnings': { type: 'string' }, model: { type: 'string' } },
+  });
+  const format = oneOf(values.format, ['text', 'json', 'sarif'] as const, '--format', 'text');
+  let maxWarnings = -1;
+  if (values['max-warnings'] !== undefined) {
+    maxWarnings = Number(values['max-warnings']);
+    if (!Number.isInteger(maxWarnings) || maxWarnings < 0) throw new UsageError('--max-warnings takes a whole number');
+  }
+  const targets = positionals.length ? positionals : ['.'];
+  const host = hostFor(io, targets);
+  const files: string[] = [];
+  for (const t of targets) {
+    const a = abs(io, t);
+    if (!fs.existsSync(a)) {
+      io.err(`ctxlens: cannot read '${t}': no such file or folder\n`);
+      return 2;
+    }
+    if (fs.statSync(a).isDirectory()) {
+      for (const p of host.glob(a, '**/*')) if (classifyFile(p)) files.push(p);
+    } else if (classifyFile(a)) files.push(a);
+    else {
+      io.err(`ctxlens: '${t}' is not a template (.prompt, .prompty), config (*.context.yaml) or fixture (*.fixture.yaml|json)\n`);
+      return 2;
+    }
+  }
+  const byFile = checkFiles(host, files);
+  const texts = new Map<string, LineIndex>();
+  const index = (p: string) => {
+    let li = texts.get(p);
+    if (!li) texts.set(p, (li = new LineIndex(host.readFile(p) ?? '')));
+    return li;
+  };
+  const summary = { errors: 0, warnings: 0, infos: 0 };
+  const entries = [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b));
+  for (const [, list] of entries) {
+    for (const f of list) {
+      if (f.severity === 'error') summary.errors++;
+      else if (f.severity === 'warning') summary.warnings++;
+      else summary.infos++;
+    }
+  }
+  const range = (f: Finding) => {
+    const li = index(f.path);
+    return { start: li.positionAt(f.span.start), end: li.positionAt(f.span.end) };
+  };
+  if (format === 'json') {
+    const out = {
+      version: 1,
+      files: entries.map(([p, list]) => ({
+        path: rel(io, p),
+        diagnostics: list.map((f) => ({ rule: f.rule, severity: f.severity, message: f.message, range: range(f) })),
+      })),
+      summary,
+    };
+    io.out(JSON.stringify(out, null, 2) + '\n');
+  } else if (format === 'sarif') {
+    io.out(JSON.stringify(toSarif(entries.map(([p, list]) => ({ path: rel(io, p), findings: list.map((f) => ({ finding: f, range: range(f) })) }))), null, 2) + '\n');
+  } else {
+    for (const [p, list] of entries) {
+      for (const f of list) {
+        const r = range(f);
+        io.out(`${rel(io, p)}:${r.start.line + 1}:${r.start.character + 1} ${f.severity} ${f.rule} ${f.message}\n`);
+      }
+    }
+    const n = summary.errors + summary.warnings + summary.infos;
+    io.err(n ? `\n${summary.errors} error(s), ${summary.warnings} warning(s), ${summary.infos} info(s) in ${files.length} file(s)\n` : `No problems in ${files.length} file(s).\n`);
+  }
+  if (summary.errors > 0) return 1;
+  if (maxWarnings >= 0 && summary.warnings > maxWarnings) {
+    if (format === 'text') io.err(`ctxlens: ${summary.warnings} warnings exceed --max-warnings ${maxWarnings}\n`);
+    return 1;
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// count
+// ---------------------------------------------------------------------------
+
+function count(args: string[], io: Io): number {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { tokenizer: { type: 'string' }, model: { type: 'string' }, format: { type: 'string' }, chat: { type: 'boolean' } },
+  });
+  const format = oneOf(values.format, ['text', 'json'] as const, '--format', 'text');
+  if (values.tokenizer && values.model) throw new UsageError('use --tokenizer or --model, not both');
+  const model = values.model ? resolveModel(values.model) : undefined;
+  if (values.model && !model) throw new UsageError(`unknown model '${values.model}'`);
+  const name = values.tokenizer ?? model?.tokenizer ?? 'o200k_base';
+  const tokenizer = getTokenizer(name);
+  if (!tokenizer) throw new UsageError(`unknown tokenizer '${name}' (known: ${listTokenizers().join(', ')})`);
+  const exact = tokenizer.exact && (model ? model.exact : true);
+  const inputs = positionals.length ? positionals : ['-'];
+  const files: Array<{ path: string; tokens: number; chars: number }> = [];
+  for (const p of inputs) {
+    let text: string;
+    if (p === '-') text = io.stdin();
+    else {
+      try {
+        text = fs.readFileSync(abs(io, p), 'utf8');
+      } catch {
+        io.err(`ctxlens: cannot read '${p}'\n`);
+        return 2;
+      }
+    }
+    let tokens: number;
+    if (values.chat) {
+      // A Chat Completions messages array counted with the endpoint's accounting.
+      let messages: unknown;
+      try {
+        messages = JSON.parse(text);
+      } catch {
+        io.err(`ctxlens: --chat expects a JSON messages array in '${p}'\n`);
+        return 2;
+      }
+      if (!Array.isArray(messages)) {
+        io.err(`ctxlens: --chat expects a JSON messages array in '${p}'\n`);
+        return 2;
+      }
+      const perMessage = model?.messageOverhead ?? 3;
+      const perRequest = model?.requestOverhead ?? 3;
+      tokens = perRequest;
+      for (const m of messages) tokens += perMessage + tokenizer.count(String((m as { content?: unknown }).content ?? ''));
+    } else tokens = tokenizer.count(text);
+    files.push({ path: p === '-' ? '-' : rel(io, abs(io, p)), tokens, chars: [...text].length });
+  }
+  const total = files.reduce((s, f) => s + f.tokens, 0);
+  if (format === 'json') io.out(JSON.stringify({ tokenizer: tokenizer.name, exact, files, total }, null, 2) + '\n');
+  else {
+    const w = Math.max(...files.map((f) => fmtNum(f.tokens).length), fmtNum(total).length);
+    for (const f of files) io.out(`${fmtNum(f.tokens).padStart(w)}  ${f.path}\n`);
+    if (files.length > 1) io.out(`${fmtNum(total).padStart(w)}  total\n`);
+    io.out(`(${tokenizer.name}${exact ? '' : ', estimate'})\n`);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// budget
+// ---------------------------------------------------------------------------
+
+function budget(args: string[], io: Io): number {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { format: { type: 'string' }, model: { type: 'string' } } });
+  const format = oneOf(values.format, ['text', 'json'] as const, '--format', 'text');
+  if (positionals.length !== 1) throw new UsageError('budget takes one config or template path');
+  const file = abs(io, positionals[0]);
+  if (!fs.existsSync(file)) {
+    io.err(`ctxlens: cannot read '${positionals[0]}'\n`);
+    return 2;
+  }
+  const host = hostFor(io, positionals);
+  const kind = classifyFile(file);
+  let report: BudgetReport | undefined;
+  let problems: Finding[] = [];
+  if (kind === 'template') {
+    const a = analyzeTemplate(host, file, { model: values.model });
+    report = a?.budget;
+    problems = a?.findings.filter((f) => f.rule === 'config-invalid' || f.rule === 'config-missing' || f.rule === 'file-reference') ?? [];
+  } else if (kind === 'config') {
+    const a = analyzeConfig(host, file, { model: values.model });
+    report = a?.budget;
+    problems = a?.findings.filter((f) => f.rule === 'config-invalid') ?? [];
+  } else throw new UsageError(`'${positionals[0]}' is not a template or *.context.yaml`);
+  if (!report) {
+    for (const f of problems) io.err(`${rel(io, f.path)}: ${f.rule} ${f.message}\n`);
+    io.err(`ctxlens: no budget could be computed for '${positionals[0]}'\n`);
+    return 2;
+  }
+  if (format === 'json') {
+    io.out(
+      JSON.stringify(
+        {
+          model: report.model,
+          tokenizer: report.tokenizer,
+          exact: report.exact,
+          window: report.window,
+          ...(report.limits ? { limits: report.limits } : {}),
+          output: report.output,
+          margin: report.margin,
+          input_budget: report.inputBudget,
+          slots: report.slots.map((s) => ({ name: s.name, kind: s.kind, budget: s.budget ?? 0, ...(s.written !== undefined && typeof s.written === 'string' ? { written: s.written } : {}) })),
+          input_allocated: report.inputAllocated,
+          total: report.total,
+          fits: report.fits,
+          over_by: report.overBy,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+  } else io.out(budgetTable(report));
+  return report.fits ? 0 : 1;
+}
+
+export function budgetTable(r: BudgetReport): string {
+  const rows: Array<[string, string, string]> = r.slots.map((s) => [s.name, s.kind + (s.required ? ', required' : ''), s.budget === undefined ? '—' : fmtNum(s.budget) + (typeof s.written === 'string' ? ` (${s.written})` : '')]);
+  const w0 = Math.max(20, ...rows.map((x) => x[0].length));
+  const w1 = Math.max(10, ...rows.map((x) => x[1].length));
+  const w2 = Math.max(...rows.map((x) => x[2].length), fmtNum(r.total).length, 8);
+  const line = (a: string, b: string, c: string) => `${a.padEnd(w0)}  ${b.padEnd(w1)}  ${c.padStart(w2)}\n`;
+  let out = line('slot', 'kind', 'tokens');
+  out += line('-'.repeat(w0), '-'.repeat(w1), '-'.repeat(w2));
+  for (const row of rows) out += line(...row);
+  out += line('-'.repeat(w0), '', '-'.repeat(w2));
+  out += line('input allocated', '', fmtNum(r.inputAllocated));
+  out += line('output reserve', '', fmtNum(r.output));
+  out += line('safety margin', '', fmtNum(r.margin));
+  out += line('total', '', fmtNum(r.total));
+  out += line(r.limits ? 'input limit' : 'window', '', fmtNum(r.limits ? r.limits.input : r.window));
+  out += `\n${r.slots.map((s) => fmtNum(s.budget ?? 0)).join(' + ')} = ${fmtNum(r.inputAllocated)} input + ${fmtNum(r.output)} output + ${fmtNum(r.margin)} margin = ${fmtNum(r.total)} ${r.fits ? '<=' : '>'} ${fmtNum(r.window)}: ${r.fits ? 'fits' : `over by ${fmtNum(r.overBy)}`}\n`;
+  out += `(${r.tokenizer}${r.exact ? '' : ', estimate'}${r.model ? `, ${r.model}` : ''})\n`;
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// assemble
+// ---------------------------------------------------------------------------
+
+function assembleCmd(args: string[], io: Io): number {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { fixture: { type: 'string' }, format: { type: 'string' }, trace: { type: 'string' }, model: { type: 'string' } },
+  });
+  const format = oneOf(values.format, REQUEST_FORMATS, '--format', 'openai') as RequestFormat;
+  if (positionals.length !== 1) throw new UsageError('assemble takes one template path');
+  const file = abs(io, positionals[0]);
+  if (classifyFile(file) !== 'template') throw new UsageError(`'${positionals[0]}' is not a template (.prompt or .prompty)`);
+  if (!fs.existsSync(file)) {
+    io.err(`ctxlens: cannot read '${positionals[0]}'\n`);
+    return 2;
+  }
+  const host = hostFor(io, [positionals[0], ...(values.fixture ? [values.fixture] : [])]);
+  const fixture = values.fixture ? (fs.existsSync(abs(io, values.fixture)) ? abs(io, values.fixture) : values.fixture) : undefined;
+  const a = analyzeTemplate(host, file, { fixture, model: values.model });
+  if (!a) {
+    io.err(`ctxlens: cannot read '${positionals[0]}'\n`);
+    return 2;
+  }
+  if (values.fixture && a.fixture?.path !== fixture && a.fixture?.name !== values.fixture) {
+    io.err(`ctxlens: fixture '${values.fixture}' does not feed ${positionals[0]} (known: ${a.fixtures.map((f) => f.name).join(', ') || 'none'})\n`);
+    return 2;
+  }
+  if (!a.assembly || !a.config) {
+    for (const f of a.findings.filter((x) => x.severity === 'error')) io.err(`${rel(io, f.path)}: ${f.rule} ${f.message}\n`);
+    io.err(`ctxlens: ${positionals[0]} has no usable context config\n`);
+    return 2;
+  }
+  const result = a.assembly;
+  if (values.trace) fs.writeFileSync(abs(io, values.trace), JSON.stringify(result.trace, null, 2) + '\n');
+  if (!result.ok) {
+    io.err(`ctxlens: assembly failed: ${result.error}\n`);
+    return 1;
+  }
+  io.out(formatRequest(result, format, a.model?.name ?? a.template.frontMatter?.model?.value));
+  return 0;
+}
+
+if (require.main === module) {
+  const code = run(process.argv.slice(2), {
+    out: (s) => process.stdout.write(s),
+    err: (s) => process.stderr.write(s),
+    cwd: process.cwd(),
+    stdin: () => fs.readFileSync(0, 'utf8'),
+  });
+  process.exitCode = code;
+}

@@ -1,0 +1,536 @@
+/**
+ * Project analysis: binds a template to its context config and fixtures, counts, assembles and
+ * runs every rule. The one entry point shared by the CLI, the language server and the preview, so
+ * that squiggles, `ctxlens check` and the panel always agree.
+ */
+import type { FileHost } from './host';
+import type { ContextConfig, SeveritySetting } from './config/schema';
+import type { AssemblyResult, BudgetReport, ConfigDoc, Finding, FixtureDoc, ModelInfo, SlotKind, Span, TemplateDoc, Trust } from './types';
+import { parseTemplate } from './template';
+import { parseConfig, parseInlineConfig } from './config/parse';
+import { parseFixture, resolveFixtureFiles } from './fixture';
+import { dirname, join, resolveInWorkspace } from './paths';
+import { scanHiddenCharacters, scanSecrets } from './text/scan';
+import { getTokenizer } from './tokens';
+import { resolveModel } from './models';
+import { budgetFindings, computeBudget } from './budget';
+import { assemble } from './assembly';
+import { applySeverities, finding } from './rules/registry';
+import { templateRules } from './rules/templateRules';
+
+export type FileKind = 'template' | 'config' | 'fixture';
+
+export interface AnalyzeOptions {
+  /** Fixture path or name to use; default: the first fixture that matches the template. */
+  fixture?: string;
+  /** Model name overriding the config's (editor setting or CLI flag). */
+  model?: string;
+  /** Model used when neither the option, the template nor the config names one. */
+  defaultModel?: string;
+  /** Severity overrides from the editor settings (applied after the config's `rules`). */
+  severities?: Record<string, SeveritySetting>;
+  /** Files larger than this (bytes) are not tokenized or assembled; a finding says so. */
+  maxFileSize?: number;
+}
+
+export interface SlotSummary {
+  name: string;
+  kind: SlotKind;
+  trust?: Trust;
+  required: boolean;
+  /** Resolved budget in tokens. */
+  budget?: number;
+  /** Tokens of the slot's packed content from the active fixture (0 without a fixture). */
+  tokens: number;
+  kept: number;
+  total: number;
+  /** First use in the template, where its code lens goes. */
+  firstUse?: Span;
+  /** The slot's entry in the config file. */
+  configSpan?: Span;
+}
+
+export interface TemplateAnalysis {
+  kind: 'template';
+  path: string;
+  template: TemplateDoc;
+  config?: { path: string; inline: boolean; doc: ConfigDoc };
+  fixtures: Array<{ path: string; name: string }>;
+  fixture?: FixtureDoc;
+  model?: ModelInfo;
+  tokenizer: { name: string; exact: boolean };
+  budget?: BudgetReport;
+  assembly?: AssemblyResult;
+  slots: SlotSummary[];
+  /** Findings on any file involved (each carries its own path). */
+  findings: Finding[];
+  /** Every file read for this analysis (config, fixtures, file references): re-analyse when one changes. */
+  dependencies: string[];
+}
+
+export interface ConfigAnalysis {
+  kind: 'config';
+  path: string;
+  doc: ConfigDoc;
+  budget?: BudgetReport;
+  model?: ModelInfo;
+  tokenizer: { name: string; exact: boolean };
+  /** Templates bound to this config. */
+  templates: string[];
+  findings: Finding[];
+  dependencies: string[];
+}
+
+export interface FixtureAnalysis {
+  kind: 'fixture';
+  path: string;
+  doc: FixtureDoc;
+  /** The template this fixture feeds, and its analysis with this fixture active. */
+  template?: TemplateAnalysis;
+  findings: Finding[];
+  dependencies: string[];
+}
+
+export type Analysis = TemplateAnalysis | ConfigAnalysis | FixtureAnalysis;
+
+export const DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024;
+const FALLBACK_TOKENIZER = 'o200k_base';
+
+export function classifyFile(path: string): FileKind | undefined {
+  if (/\.context\.ya?ml$/i.test(path)) return 'config';
+  if (/\.fixture\.(ya?ml|json)$/i.test(path)) return 'fixture';
+  if (/\.(prompt|prompty)$/i.test(path)) return 'template';
+  return undefined;
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** The display name of a fixture: its `name:` or the file name without `.fixture.*`. */
+export function fixtureName(path: string): string {
+  return baseName(path).replace(/\.fixture\.(ya?ml|json)$/i, '');
+}
+
+// ---------------------------------------------------------------------------
+// Parse caches. Parsing is keyed by path and exact text, so re-analysing a template after a
+// config edit re-parses only the config.
+// ---------------------------------------------------------------------------
+
+class TextCache<T> {
+  private readonly map = new Map<string, { text: string; value: T }>();
+  constructor(private readonly limit = 512) {}
+  get(path: string, text: string, make: () => T): T {
+    const hit = this.map.get(path);
+    if (hit && hit.text === text) return hit.value;
+    const value = make();
+    this.map.delete(path);
+    this.map.set(path, { text, value });
+    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as string);
+    return value;
+  }
+}
+
+const templates = new TextCache<TemplateDoc>();
+const configs = new TextCache<ConfigDoc>();
+const fixtures = new TextCache<FixtureDoc>();
+
+function tooLarge(host: FileHost, path: string, options: AnalyzeOptions): number | undefined {
+  const size = host.size(path);
+  const max = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
+  return size !== undefined && size > max ? size : undefined;
+}
+
+function readTemplate(host: FileHost, path: string): TemplateDoc | undefined {
+  const text = host.readFile(path);
+  return text === undefined ? undefined : templates.get(path, text, () => parseTemplate(path, text));
+}
+
+function readConfig(host: FileHost, path: string): ConfigDoc | undefined {
+  const text = host.readFile(path);
+  return text === undefined ? undefined : configs.get(path, text, () => parseConfig(path, text));
+}
+
+function readFixture(host: FileHost, path: string): FixtureDoc | undefined {
+  const text = host.readFile(path);
+  return text === undefined ? undefined : fixtures.get(path, text, () => parseFixture(path, text));
+}
+
+// ---------------------------------------------------------------------------
+// Binding
+// ---------------------------------------------------------------------------
+
+export interface Binding {
+  config?: { path: string; inline: boolean; doc: ConfigDoc };
+  findings: Finding[];
+  dependencies: string[];
+}
+
+/** Finds a template's config: front matter `context:` (path or inline), else `<name>.context.yaml` beside it. */
+export function bindConfig(host: FileHost, template: TemplateDoc): Binding {
+  const findings: Finding[] = [];
+  const dependencies: string[] = [];
+  const ctx = template.frontMatter?.context;
+  if (ctx && typeof ctx.value === 'object') {
+    const doc = parseInlineConfig(template.path, template.text, ctx.span);
+    return { config: { path: template.path, inline: true, doc }, findings, dependencies };
+  }
+  if (ctx && typeof ctx.value === 'string') {
+    const resolved = resolveInWorkspace(host, template.path, ctx.value);
+    if (!resolved.path) {
+      findings.push(finding('file-reference', template.path, ctx.span, `Context config '${ctx.value}': ${resolved.error ?? 'cannot be resolved'}.`));
+      return { findings, dependencies };
+    }
+    dependencies.push(resolved.path);
+    const doc = readConfig(host, resolved.path);
+    if (!doc) {
+      findings.push(finding('file-reference', template.path, ctx.span, `Context config '${ctx.value}' does not exist.`));
+      return { findings, dependencies };
+    }
+    return { config: { path: resolved.path, inline: false, doc }, findings, dependencies };
+  }
+  const stem = template.path.replace(/\.(prompt|prompty)$/i, '');
+  for (const candidate of [`${stem}.context.yaml`, `${stem}.context.yml`]) {
+    dependencies.push(candidate);
+    const doc = readConfig(host, candidate);
+    if (doc) return { config: { path: candidate, inline: false, doc }, findings, dependencies };
+  }
+  findings.push(
+    finding('config-missing', template.path, { start: 0, end: 0 }, `No context config for ${baseName(template.path)}: add '${baseName(stem)}.context.yaml' beside it or a 'context:' key in the front matter.`),
+  );
+  return { findings, dependencies };
+}
+
+/** Fixture files of a config (its `fixtures` globs) that feed this template, sorted by path. */
+export function fixturesFor(host: FileHost, templatePath: string, configPath: string | undefined, config: ContextConfig | undefined): string[] {
+  if (!config || !configPath) return [];
+  const dir = dirname(configPath);
+  const found = new Set<string>();
+  for (const pattern of config.fixtures) for (const p of host.glob(dir, pattern)) if (classifyFile(p) === 'fixture') found.add(p);
+  const out: string[] = [];
+  for (const p of [...found].sort()) {
+    const doc = readFixture(host, p);
+    const named = doc?.template?.value;
+    if (named) {
+      const r = resolveInWorkspace(host, p, named);
+      if (r.path && r.path !== templatePath) continue;
+    }
+    out.push(p);
+  }
+  return out;
+}
+
+function pickFixture(list: string[], wanted: string | undefined): string | undefined {
+  if (!wanted) return list[0];
+  return list.find((p) => p === wanted || p.endsWith('/' + wanted) || fixtureName(p) === wanted) ?? list[0];
+}
+
+function pickModel(name: string | undefined, config: ContextConfig | undefined): { name?: string; info?: ModelInfo } {
+  if (!name) return {};
+  return { name, info: resolveModel(name, config?.models) };
+}
+
+function tokenizerFor(config: ContextConfig | undefined, model: ModelInfo | undefined) {
+  const name = config?.tokenizer ?? model?.tokenizer ?? FALLBACK_TOKENIZER;
+  return { name, tokenizer: getTokenizer(name) };
+}
+
+// ---------------------------------------------------------------------------
+// Template analysis
+// ---------------------------------------------------------------------------
+
+export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOptions = {}): TemplateAnalysis | undefined {
+  const template = readTemplate(host, path);
+  if (!template) return undefined;
+  const findings: Finding[] = [...template.findings];
+  findings.push(...scanHiddenCharacters(path, template.text), ...scanSecrets(path, template.text));
+  const binding = bindConfig(host, template);
+  findings.push(...binding.findings);
+  const dependencies = [...binding.dependencies];
+  const cfgDoc = binding.config?.doc;
+  const config = cfgDoc?.config;
+  if (cfgDoc && !binding.config?.inline) findings.push(...cfgDoc.findings, ...scanHiddenCharacters(cfgDoc.path, cfgDoc.text));
+  else if (cfgDoc) findings.push(...cfgDoc.findings);
+
+  // Model: explicit option, then template front matter, then config, then the editor default.
+  const modelName = options.model ?? template.frontMatter?.model?.value ?? config?.model ?? options.defaultModel;
+  const model = pickModel(modelName, config);
+  if (model.name && !model.info && !config?.tokenizer) {
+    const span = modelSpan(template, cfgDoc, options);
+    findings.push(finding('unknown-model', span.path, span.span, `Unknown model '${model.name}': counting with ${FALLBACK_TOKENIZER} as an approximation. Add it under 'models:' in the config to set its window and tokenizer.`));
+  }
+  const tk = tokenizerFor(config, model.info);
+  let tokenizer = tk.tokenizer;
+  if (!tokenizer) {
+    const span = cfgDoc?.valueSpan(['tokenizer']);
+    if (cfgDoc && span) findings.push(finding('config-invalid', cfgDoc.path, span, `Unknown tokenizer '${tk.name}'.`));
+    tokenizer = getTokenizer(FALLBACK_TOKENIZER)!;
+  }
+  const exact = tokenizer.exact && (model.info ? model.info.exact || !!config?.tokenizer : true) && !(model.name && !model.info);
+  if (!exact && config) {
+    const span = modelSpan(template, cfgDoc, options);
+    findings.push(finding('tokenizer-estimate', span.path, span.span, `Token counts use ${tokenizer.name}, an estimate for ${model.name ?? 'this request'}; leave margin for the model's own count.`));
+  }
+
+  const analysis: TemplateAnalysis = {
+    kind: 'template',
+    path,
+    template,
+    config: binding.config,
+    fixtures: [],
+    model: model.info,
+    tokenizer: { name: tokenizer.name, exact },
+    slots: [],
+    findings,
+    dependencies,
+  };
+  if (!config || !cfgDoc) {
+    analysis.findings = finish(findings, undefined, options);
+    return analysis;
+  }
+
+  const budget = computeBudget(config, { model: model.info, tokenizer: { name: tokenizer.name, exact } });
+  analysis.budget = budget;
+  findings.push(...budgetFindings(budget, cfgDoc));
+  findings.push(...templateRules({ template, config, configDoc: cfgDoc, inline: binding.config!.inline }));
+
+  const fixturePaths = fixturesFor(host, path, binding.config!.path, config);
+  dependencies.push(...fixturePaths);
+  analysis.fixtures = fixturePaths.map((p) => ({ path: p, name: readFixture(host, p)?.name ?? fixtureName(p) }));
+  const active = pickFixture(fixturePaths, options.fixture);
+  let fixture: FixtureDoc | undefined;
+  if (active) {
+    const big = tooLarge(host, active, options);
+    const raw = readFixture(host, active);
+    if (raw && big !== undefined) {
+      findings.push(finding('fixture-invalid', active, { start: 0, end: 0 }, `Fixture is ${big.toLocaleString('en-US')} bytes, over the ${(options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE).toLocaleString('en-US')}-byte limit for full analysis; it is not assembled.`));
+    } else if (raw) {
+      const resolved = resolveFixtureFiles(raw, host);
+      fixture = resolved.doc;
+      dependencies.push(...resolved.dependencies);
+      findings.push(...fixture.findings, ...scanFixture(host, fixture));
+      for (const [slot, cfg] of Object.entries(config.slots)) {
+        if (cfg.required && !(slot in fixture.slots)) {
+          findings.push(finding('required-missing', fixture.path, { start: 0, end: 0 }, `Fixture '${fixture.name}' has no value for required slot '${slot}'.`, { related: [{ path: cfgDoc.path, span: cfgDoc.keySpan(['slots', slot]) ?? { start: 0, end: 0 }, message: `slot '${slot}' is required` }] }));
+        }
+      }
+    }
+  }
+  analysis.fixture = fixture;
+
+  const assembly = assemble({
+    template,
+    config,
+    configPath: binding.config!.inline ? undefined : binding.config!.path,
+    configText: cfgDoc.text,
+    configDoc: cfgDoc,
+    fixture,
+    tokenizer,
+    model: model.info,
+    modelName: model.name,
+  });
+  analysis.assembly = assembly;
+  if (fixture) findings.push(...assembly.findings);
+
+  const firstUse = new Map<string, Span>();
+  for (const u of template.uses) if (!firstUse.has(u.slot)) firstUse.set(u.slot, u.span);
+  const traceSlots = new Map(assembly.trace.slots.map((s) => [s.name, s]));
+  const budgets = new Map(budget.slots.map((s) => [s.name, s.budget]));
+  analysis.slots = Object.entries(config.slots).map(([name, s]) => {
+    const t = traceSlots.get(name);
+    return {
+      name,
+      kind: s.kind,
+      trust: s.trust,
+      required: s.required,
+      budget: budgets.get(name),
+      tokens: fixture ? (t?.used ?? 0) : 0,
+      kept: fixture ? (t?.kept ?? 0) : 0,
+      total: fixture ? (t?.total ?? 0) : 0,
+      firstUse: firstUse.get(name),
+      configSpan: binding.config!.inline ? undefined : cfgDoc.keySpan(['slots', name]),
+    };
+  });
+  analysis.findings = finish(findings, config, options);
+  return analysis;
+}
+
+function modelSpan(template: TemplateDoc, cfgDoc: ConfigDoc | undefined, options: AnalyzeOptions): { path: string; span: Span } {
+  if (!options.model && template.frontMatter?.model) return { path: template.path, span: template.frontMatter.model.span };
+  const s = cfgDoc?.valueSpan(['model']) ?? cfgDoc?.valueSpan(['tokenizer']);
+  if (cfgDoc && s && cfgDoc.path !== template.path) return { path: cfgDoc.path, span: s };
+  return { path: template.path, span: template.frontMatter?.span ?? { start: 0, end: 0 } };
+}
+
+/** Hidden characters and secrets in fixture text (inline values are in the fixture, file values in their file). */
+function scanFixture(host: FileHost, fixture: FixtureDoc): Finding[] {
+  const out: Finding[] = [...scanHiddenCharacters(fixture.path, fixture.text), ...scanSecrets(fixture.path, fixture.text)];
+  const seen = new Set<string>();
+  const scanFile = (file: string | undefined) => {
+    if (!file || seen.has(file)) return;
+    seen.add(file);
+    const text = host.readFile(file);
+    if (text !== undefined) out.push(...scanHiddenCharacters(file, text), ...scanSecrets(file, text));
+  };
+  for (const value of Object.values(fixture.slots)) {
+    if (value.type === 'text') scanFile(value.file);
+    else for (const item of value.items) scanFile(item.file);
+  }
+  return out;
+}
+
+/** Severity overrides (config, then editor), and one finding per place and message. */
+function finish(findings: Finding[], config: ContextConfig | undefined, options: AnalyzeOptions): Finding[] {
+  return dedupe(applySeverities(findings, config?.rules, options.severities));
+}
+
+export function dedupe(findings: Finding[]): Finding[] {
+  const seen = new Set<string>();
+  const out: Finding[] = [];
+  for (const f of findings) {
+    const key = `${f.path}\u0000${f.rule}\u0000${f.span.start}\u0000${f.span.end}\u0000${f.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(f);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Config and fixture analysis
+// ---------------------------------------------------------------------------
+
+/** Templates (anywhere under the workspace roots) whose config resolves to `configPath`. */
+export function templatesUsing(host: FileHost, configPath: string): string[] {
+  const out: string[] = [];
+  for (const root of host.roots) {
+    for (const t of [...host.glob(root, '**/*.prompt'), ...host.glob(root, '**/*.prompty')]) {
+      const doc = readTemplate(host, t);
+      if (!doc) continue;
+      const b = bindConfig(host, doc);
+      if (b.config && !b.config.inline && b.config.path === configPath) out.push(t);
+    }
+  }
+  return [...new Set(out)].sort();
+}
+
+export function analyzeConfig(host: FileHost, path: string, options: AnalyzeOptions = {}): ConfigAnalysis | undefined {
+  const doc = readConfig(host, path);
+  if (!doc) return undefined;
+  const findings: Finding[] = [...doc.findings, ...scanHiddenCharacters(path, doc.text), ...scanSecrets(path, doc.text)];
+  const config = doc.config;
+  const model = pickModel(options.model ?? config?.model ?? options.defaultModel, config);
+  if (model.name && !model.info && !config?.tokenizer) {
+    const span = doc.valueSpan(['model']) ?? { start: 0, end: 0 };
+    findings.push(finding('unknown-model', path, span, `Unknown model '${model.name}': counting with ${FALLBACK_TOKENIZER} as an approximation. Add it under 'models:' to set its window and tokenizer.`));
+  }
+  const tk = tokenizerFor(config, model.info);
+  const tokenizer = tk.tokenizer ?? getTokenizer(FALLBACK_TOKENIZER)!;
+  if (!tk.tokenizer) findings.push(finding('config-invalid', path, doc.valueSpan(['tokenizer']) ?? { start: 0, end: 0 }, `Unknown tokenizer '${tk.name}'.`));
+  const exact = tokenizer.exact && (model.info ? model.info.exact || !!config?.tokenizer : true) && !(model.name && !model.info);
+  let budget: BudgetReport | undefined;
+  if (config) {
+    budget = computeBudget(config, { model: model.info, tokenizer: { name: tokenizer.name, exact } });
+    findings.push(...budgetFindings(budget, doc));
+  }
+  const templatesBound = templatesUsing(host, path);
+  return {
+    kind: 'config',
+    path,
+    doc,
+    budget,
+    model: model.info,
+    tokenizer: { name: tokenizer.name, exact },
+    templates: templatesBound,
+    findings: finish(findings, config, options),
+    dependencies: templatesBound,
+  };
+}
+
+/** The template a fixture feeds: its `template:` key, else a template whose config globs match it. */
+export function templateForFixture(host: FileHost, path: string, doc: FixtureDoc): string | undefined {
+  if (doc.template) {
+    const r = resolveInWorkspace(host, path, doc.template.value);
+    return r.path;
+  }
+  for (const root of host.roots) {
+    for (const t of [...host.glob(root, '**/*.prompt'), ...host.glob(root, '**/*.prompty')].sort()) {
+      const tdoc = readTemplate(host, t);
+      if (!tdoc) continue;
+      const b = bindConfig(host, tdoc);
+      if (fixturesFor(host, t, b.config?.path, b.config?.doc.config).includes(path)) return t;
+    }
+  }
+  return undefined;
+}
+
+export function analyzeFixture(host: FileHost, path: string, options: AnalyzeOptions = {}): FixtureAnalysis | undefined {
+  const doc = readFixture(host, path);
+  if (!doc) return undefined;
+  const templatePath = templateForFixture(host, path, doc);
+  if (doc.template && !templatePath) {
+    return { kind: 'fixture', path, doc, findings: finish([...doc.findings, finding('file-reference', path, doc.template.span, `Template '${doc.template.value}' cannot be resolved inside the workspace.`)], undefined, options), dependencies: [] };
+  }
+  const template = templatePath ? analyzeTemplate(host, templatePath, { ...options, fixture: path }) : undefined;
+  const own = template
+    ? template.findings.filter((f) => f.path === path || (template.fixture?.path === path && f.path !== templatePath && f.path !== template.config?.path))
+    : finish([...doc.findings, ...scanFixture(host, resolveFixtureFiles(doc, host).doc)], undefined, options);
+  return { kind: 'fixture', path, doc, template, findings: own, dependencies: template ? [templatePath!, ...template.dependencies] : [] };
+}
+
+export function analyzeFile(host: FileHost, path: string, options: AnalyzeOptions = {}): Analysis | undefined {
+  switch (classifyFile(path)) {
+    case 'template':
+      return analyzeTemplate(host, path, options);
+    case 'config':
+      return analyzeConfig(host, path, options);
+    case 'fixture':
+      return analyzeFixture(host, path, options);
+    default:
+      return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Whole-tree check (CLI, CI)
+// ---------------------------------------------------------------------------
+
+/**
+ * Checks every template with every one of its fixtures, then configs and fixtures no template
+ * reached. Returns findings grouped by file, deduplicated.
+ */
+export function checkFiles(host: FileHost, files: string[], options: AnalyzeOptions = {}): Map<string, Finding[]> {
+  const all: Finding[] = [];
+  const covered = new Set<string>();
+  const sorted = [...new Set(files)].sort();
+  for (const path of sorted) {
+    if (classifyFile(path) !== 'template') continue;
+    covered.add(path);
+    const first = analyzeTemplate(host, path, options);
+    if (!first) continue;
+    all.push(...first.findings);
+    if (first.config && !first.config.inline) covered.add(first.config.path);
+    for (const f of first.fixtures) {
+      covered.add(f.path);
+      if (f.path === first.fixture?.path) continue;
+      const again = analyzeTemplate(host, path, { ...options, fixture: f.path });
+      if (again) all.push(...again.findings);
+    }
+  }
+  for (const path of sorted) {
+    if (covered.has(path)) continue;
+    const kind = classifyFile(path);
+    if (kind === 'config') all.push(...(analyzeConfig(host, path, options)?.findings ?? []));
+    else if (kind === 'fixture') all.push(...(analyzeFixture(host, path, options)?.findings ?? []));
+  }
+  const byFile = new Map<string, Finding[]>();
+  for (const f of dedupe(all)) {
+    const list = byFile.get(f.path);
+    if (list) list.push(f);
+    else byFile.set(f.path, [f]);
+  }
+  for (const list of byFile.values()) list.sort((a, b) => a.span.start - b.span.start || a.rule.localeCompare(b.rule));
+  return byFile;
+}
+
+export { join as joinPath };

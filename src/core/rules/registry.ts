@@ -1,0 +1,80 @@
+/**
+ * Every rule Context Lens reports, with its stable id and default severity. The id is the
+ * contract shared by the editor (diagnostic `code`), the CLI and the README (section `rule-<id>`);
+ * rename nothing here, only add.
+ */
+import type { Finding, Severity, Span } from '../types';
+import type { SeveritySetting } from '../config/schema';
+
+export type RuleCategory = 'budget' | 'trust' | 'slots' | 'config' | 'content' | 'assembly';
+
+export interface RuleInfo {
+  id: string;
+  severity: Severity;
+  category: RuleCategory;
+  /** One sentence for listings and hovers. */
+  description: string;
+  /** Heuristic rules can have false positives and are reported apart from structural ones. */
+  heuristic?: boolean;
+}
+
+export const RULES: readonly RuleInfo[] = [
+  // Files that cannot be understood.
+  { id: 'config-invalid', severity: 'error', category: 'config', description: 'The context config is not valid YAML or does not match the schema.' },
+  { id: 'template-invalid', severity: 'error', category: 'config', description: 'The template front matter or body cannot be parsed.' },
+  { id: 'fixture-invalid', severity: 'error', category: 'config', description: 'The fixture is not valid YAML/JSON or does not have the fixture shape.' },
+  { id: 'file-reference', severity: 'error', category: 'config', description: 'A `{ file: ... }` or `context:` path is missing, unreadable or outside the workspace.' },
+  { id: 'config-missing', severity: 'info', category: 'config', description: 'A template has no context config, so budgets and trust cannot be checked.' },
+  // Budget equation.
+  { id: 'budget-overflow', severity: 'error', category: 'budget', description: 'Slot budgets + reserved output + margin exceed the window (or the input limit).' },
+  { id: 'reserve-invalid', severity: 'error', category: 'budget', description: 'The output reserve or margin leaves no positive input budget, or exceeds the model output limit.' },
+  { id: 'unknown-model', severity: 'warning', category: 'budget', description: 'The model is not in the built-in registry nor in the config `models`.' },
+  { id: 'tokenizer-estimate', severity: 'info', category: 'budget', description: 'Counts are estimates (chars4 rule or an approximate tokenizer), not the model tokenizer.' },
+  // Trust and labelling.
+  { id: 'untrusted-unlabelled', severity: 'warning', category: 'trust', description: 'Untrusted (or undeclared) data is rendered without a label or delimiter around it.' },
+  { id: 'trust-missing', severity: 'warning', category: 'trust', description: 'A slot does not declare `trust`.' },
+  { id: 'untrusted-in-system', severity: 'error', category: 'trust', description: 'Untrusted data is placed in the system or developer role.' },
+  // Slots.
+  { id: 'slot-undefined', severity: 'error', category: 'slots', description: 'The template uses a slot the config does not define.' },
+  { id: 'slot-unused', severity: 'warning', category: 'slots', description: 'The config defines a slot the template never uses.' },
+  { id: 'required-missing', severity: 'error', category: 'slots', description: 'A required slot is not used by the template or has no value in the fixture.' },
+  // Content of templates and fixtures.
+  { id: 'hidden-characters', severity: 'warning', category: 'content', description: 'Zero-width, bidirectional control or Unicode tag characters hide text from reviewers.' },
+  { id: 'secret-in-context', severity: 'error', category: 'content', description: 'An API key, token or private key would be sent to the model.' },
+  // Assembly from fixtures.
+  { id: 'required-overflow', severity: 'error', category: 'assembly', description: 'Required slots alone exceed the input budget; no request can be built.' },
+  { id: 'slot-overflow', severity: 'warning', category: 'assembly', description: "A fixture's content for a slot exceeds the slot budget; items will be dropped." },
+  { id: 'request-overflow', severity: 'warning', category: 'assembly', description: 'The assembled request exceeds the input budget and optional items are trimmed.' },
+  { id: 'delimiter-breakout', severity: 'error', category: 'assembly', description: "Untrusted text contains the envelope's closing delimiter or a role marker." },
+  { id: 'injection-phrase', severity: 'warning', category: 'assembly', description: 'Untrusted content contains instruction-like text (heuristic).', heuristic: true },
+  { id: 'citation-missing', severity: 'warning', category: 'assembly', description: 'Evidence items without an id or source cannot be cited.' },
+  { id: 'lost-in-the-middle', severity: 'info', category: 'assembly', description: 'A high-ranked item lands in the middle third of a long slot because of `rank` order.' },
+];
+
+const byId = new Map(RULES.map((r) => [r.id, r]));
+
+export function ruleInfo(id: string): RuleInfo | undefined {
+  return byId.get(id);
+}
+
+/** Builds a finding with the rule's default severity. */
+export function finding(rule: string, path: string, span: Span, message: string, extra: Partial<Finding> = {}): Finding {
+  const info = byId.get(rule);
+  if (!info) throw new Error(`unknown rule id ${rule}`);
+  return { rule, severity: info.severity, message, path, span, ...extra };
+}
+
+/**
+ * Applies per-rule severity overrides (config `rules:` and editor settings, later ones win).
+ * Findings of rules set to `off` are removed.
+ */
+export function applySeverities(findings: Finding[], ...overrides: Array<Record<string, SeveritySetting> | undefined>): Finding[] {
+  const out: Finding[] = [];
+  for (const f of findings) {
+    let sev: SeveritySetting = f.severity;
+    for (const o of overrides) if (o && o[f.rule]) sev = o[f.rule];
+    if (sev === 'off') continue;
+    out.push(sev === f.severity ? f : { ...f, severity: sev });
+  }
+  return out;
+}

@@ -1,0 +1,137 @@
+/**
+ * The language server's FileHost: the disk (src/node/fileHost.ts) with the editor's open buffers
+ * laid over it, so an unsaved config or fixture counts exactly as the user sees it. Disk reads
+ * are cached by (mtime, size) and directory walks for globs for a short while, because every
+ * keystroke in a template re-analyses it and re-resolves its config and fixtures.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import picomatch from 'picomatch';
+import type { FileHost } from '../core/host';
+import { DiskFileHost } from '../node/fileHost';
+import { toPosix } from './uri';
+
+interface Overlay {
+  text: string;
+  version: number;
+  /** UTF-8 byte length, computed once per version (a 5 MB buffer is not measured per read). */
+  bytes?: number;
+}
+
+interface DiskEntry {
+  mtimeMs: number;
+  size: number;
+  text: string;
+}
+
+/** How long a glob result is reused when the client reports no file events (ms). */
+const GLOB_TTL_MS = 2_000;
+/** Files larger than this are not kept in the read cache (they are re-read, which is rare). */
+const MAX_CACHED_BYTES = 8 * 1024 * 1024;
+
+export class WorkspaceHost implements FileHost {
+  private workspaceRoots: string[] = [];
+  private readonly overlays = new Map<string, Overlay>();
+  private readonly diskCache = new Map<string, DiskEntry>();
+  private readonly globCache = new Map<string, { at: number; paths: string[] }>();
+  private disk = new DiskFileHost([]);
+
+  /** Workspace folders; without any, the folders of open documents stand in (a lone file opened). */
+  get roots(): readonly string[] {
+    if (this.workspaceRoots.length > 0) return this.workspaceRoots;
+    return [...new Set([...this.overlays.keys()].map((p) => path.posix.dirname(p)))];
+  }
+
+  setRoots(roots: readonly string[]): void {
+    this.workspaceRoots = roots.map((r) => toPosix(path.resolve(r)));
+    this.disk = new DiskFileHost(this.workspaceRoots);
+    this.globCache.clear();
+  }
+
+  setOverlay(p: string, text: string, version: number): void {
+    const had = this.overlays.has(p);
+    this.overlays.set(p, { text, version });
+    if (!had) this.globCache.clear();
+  }
+
+  removeOverlay(p: string): void {
+    if (this.overlays.delete(p)) this.globCache.clear();
+  }
+
+  hasOverlay(p: string): boolean {
+    return this.overlays.has(p);
+  }
+
+  /** A file changed on disk (file watcher): drop what was cached of it. */
+  invalidate(p: string, created: boolean): void {
+    this.diskCache.delete(p);
+    if (created) this.globCache.clear();
+  }
+
+  /** Files were created or deleted: directory walks must be redone. */
+  invalidateTree(): void {
+    this.globCache.clear();
+  }
+
+  readFile(p: string): string | undefined {
+    const o = this.overlays.get(p);
+    if (o) return o.text;
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(p);
+    } catch {
+      this.diskCache.delete(p);
+      return undefined;
+    }
+    if (!st.isFile()) return undefined;
+    const cached = this.diskCache.get(p);
+    if (cached && cached.mtimeMs === st.mtimeMs && cached.size === st.size) return cached.text;
+    const text = this.disk.readFile(p);
+    if (text === undefined) return undefined;
+    if (st.size <= MAX_CACHED_BYTES) this.diskCache.set(p, { mtimeMs: st.mtimeMs, size: st.size, text });
+    return text;
+  }
+
+  size(p: string): number | undefined {
+    const o = this.overlays.get(p);
+    if (o) return (o.bytes ??= Buffer.byteLength(o.text, 'utf8'));
+    return this.disk.size(p);
+  }
+
+  glob(dir: string, pattern: string): string[] {
+    const key = `${dir}\0${pattern}`;
+    const now = Date.now();
+    const hit = this.globCache.get(key);
+    let onDisk: string[];
+    if (hit && now - hit.at < GLOB_TTL_MS) onDisk = hit.paths;
+    else {
+      this.disk = this.disk.roots.length === this.roots.length ? this.disk : new DiskFileHost(this.roots);
+      onDisk = this.disk.glob(dir, pattern);
+      this.globCache.set(key, { at: now, paths: onDisk });
+    }
+    // Open buffers that are not on disk yet (a new, unsaved fixture) match too.
+    const extra = this.overlayMatches(dir, pattern).filter((p) => !onDisk.includes(p));
+    return extra.length ? [...onDisk, ...extra].sort() : onDisk;
+  }
+
+  private overlayMatches(dir: string, pattern: string): string[] {
+    let base = dir;
+    let pat = pattern;
+    while (pat.startsWith('../')) {
+      base = path.posix.dirname(base);
+      pat = pat.slice(3);
+    }
+    if (pat.startsWith('./')) pat = pat.slice(2);
+    const isMatch = picomatch(pat, { dot: false });
+    const prefix = base.endsWith('/') ? base : base + '/';
+    const out: string[] = [];
+    for (const p of this.overlays.keys()) {
+      if (p.startsWith(prefix) && isMatch(p.slice(prefix.length)) && this.insideRoots(p)) out.push(p);
+    }
+    return out;
+  }
+
+  private insideRoots(p: string): boolean {
+    return this.roots.some((r) => p === r || p.startsWith(r.endsWith('/') ? r : r + '/'));
+  }
+}

@@ -1,0 +1,597 @@
+/**
+ * Renders one preview snapshot into the webview's DOM: the toolbar (pickers, actions), the budget
+ * bar, the slot table, findings, kept items with their placement, omitted items with reasons, and
+ * the rendered messages with slot boundaries, item ids, untrusted data and hidden characters.
+ *
+ * Every string from the snapshot reaches the DOM through `el()` text children or
+ * `appendVisibleText`, i.e. as text nodes. Large snapshots stay fast because long message bodies
+ * and long tables are cut to a first screenful with a "show all" control, and text is split only
+ * where hidden characters occur.
+ */
+import type { BudgetReport, MessagePart, RenderedMessage, SlotTrace, Trace } from '../core/types';
+import type { PersistedPreviewState, PreviewSnapshot, SourceLocation, WebviewMessage } from '../protocol/preview';
+import { append, button, el, srOnly } from './dom';
+import type { Child } from './dom';
+import { basename, describeReason, fmt, fmtChars, fmtScore, pct } from './format';
+import { appendVisibleText } from './hiddenChars';
+
+/** Characters of a message body shown before "show all" (about three screens of text). */
+export const BODY_LIMIT = 12_000;
+/** Rows of the kept/omitted tables shown before "show all". */
+export const ROW_LIMIT = 100;
+
+export interface RenderContext {
+  post(message: WebviewMessage): void;
+  ui: PersistedPreviewState;
+  /** Persists `ui` and renders the current snapshot again (after a collapse or "show all"). */
+  changed(): void;
+}
+
+/** Lookup tables from the snapshot's locations. */
+interface Locations {
+  item(slot: string, id: string): SourceLocation | undefined;
+  slot(slot: string): SourceLocation | undefined;
+  message(index: number): SourceLocation | undefined;
+}
+
+function indexLocations(s: PreviewSnapshot): Locations {
+  const items = new Map<string, SourceLocation>();
+  for (const l of s.locations.items) items.set(`${l.slot}\u0000${l.id}`, { path: l.path, line: l.line });
+  const slots = new Map<string, SourceLocation>();
+  for (const l of s.locations.slots) slots.set(l.slot, { path: l.path, line: l.line });
+  return {
+    item: (slot, id) => items.get(`${slot}\u0000${id}`),
+    slot: (slot) => slots.get(slot),
+    message: (i) => s.locations.messages[i] ?? undefined,
+  };
+}
+
+function where(loc: SourceLocation): string {
+  return `${basename(loc.path)}:${loc.line + 1}`;
+}
+
+/** A link-styled button that asks the host to reveal `loc`; plain text when there is no location. */
+function revealButton(ctx: RenderContext, text: string, loc: SourceLocation | undefined, what: string, cls = 'link'): Child {
+  if (!loc) return el('span', { class: `${cls} no-loc` }, text);
+  return button(text, () => ctx.post({ type: 'revealSource', path: loc.path, line: loc.line }), {
+    class: cls,
+    label: `Reveal ${what} at ${where(loc)}`,
+    attrs: { title: `Reveal ${what} at ${where(loc)}` },
+  });
+}
+
+/** A collapsible section with a heading whose button toggles it (state kept in `ui.open`). */
+function section(ctx: RenderContext, id: string, title: string, extra: Child, body: () => Child[]): HTMLElement {
+  const open = ctx.ui.open[id] ?? true;
+  const bodyId = `sec-${id}-body`;
+  const toggle = button(title, () => {
+    ctx.ui.open[id] = !open;
+    ctx.changed();
+  }, { class: 'section-toggle', attrs: { 'aria-expanded': String(open), 'aria-controls': bodyId, 'data-key': `toggle-${id}` } });
+  const head = el('div', { class: 'section-head' }, el('h2', { attrs: { id: `sec-${id}-title` } }, toggle), extra);
+  const sec = el('section', { class: `section${open ? '' : ' collapsed'}`, attrs: { id: `sec-${id}`, 'aria-labelledby': `sec-${id}-title` } }, head);
+  if (open) sec.appendChild(el('div', { class: 'section-body', attrs: { id: bodyId } }, ...body()));
+  return sec;
+}
+
+function badge(text: string, cls: string, title?: string): HTMLSpanElement {
+  return el('span', { class: `badge ${cls}`, attrs: { title } }, text);
+}
+
+// ---------------------------------------------------------------------------
+// Toolbar
+// ---------------------------------------------------------------------------
+
+function toolbar(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
+  const fixture = el('select', { attrs: { id: 'fixture-picker', 'data-key': 'fixture', disabled: s.fixtures.length === 0 } });
+  if (s.fixtures.length === 0) fixture.appendChild(el('option', { attrs: { value: '' } }, 'No fixture'));
+  for (const f of s.fixtures) {
+    const opt = el('option', { attrs: { value: f.path, title: f.path } }, f.name);
+    if (f.path === s.selectedFixture) opt.selected = true;
+    fixture.appendChild(opt);
+  }
+  fixture.addEventListener('change', () => ctx.post({ type: 'selectFixture', path: fixture.value }));
+
+  const model = el('select', { attrs: { id: 'model-picker', 'data-key': 'model', disabled: s.models.length === 0 } });
+  for (const m of s.models) {
+    const opt = el('option', { attrs: { value: m } }, m);
+    if (m === s.selectedModel) opt.selected = true;
+    model.appendChild(opt);
+  }
+  model.addEventListener('change', () => ctx.post({ type: 'selectModel', model: model.value }));
+
+  const noRequest = !s.result.ok;
+  const copyOpenAi = button('Copy as OpenAI JSON', () => ctx.post({ type: 'copyRequest', format: 'openai' }), {
+    attrs: { 'data-key': 'copy-openai', disabled: noRequest, title: 'Copy the Chat Completions messages array' },
+  });
+  const copyAnthropic = button('Copy as Anthropic JSON', () => ctx.post({ type: 'copyRequest', format: 'anthropic' }), {
+    attrs: { 'data-key': 'copy-anthropic', disabled: noRequest, title: 'Copy a Messages API body with system separated' },
+  });
+  const exportTrace = button('Export trace', () => ctx.post({ type: 'exportTrace' }), {
+    class: 'secondary',
+    attrs: { 'data-key': 'export-trace', title: 'Save the request trace as JSON' },
+  });
+  const refresh = button('↻', () => ctx.post({ type: 'refresh' }), {
+    class: 'secondary icon',
+    label: 'Refresh preview',
+    attrs: { 'data-key': 'refresh', title: 'Refresh preview' },
+  });
+
+  return el(
+    'header',
+    { class: 'toolbar' },
+    el(
+      'div',
+      { class: 'title' },
+      el('h1', null, s.template.name),
+      el('span', { class: 'muted', attrs: { title: s.templateUri } }, `version ${s.documentVersion}`),
+    ),
+    el(
+      'div',
+      { class: 'pickers', attrs: { role: 'group', 'aria-label': 'Fixture and model' } },
+      el('label', { attrs: { for: 'fixture-picker' } }, 'Fixture'),
+      fixture,
+      el('label', { attrs: { for: 'model-picker' } }, 'Model'),
+      model,
+    ),
+    el('div', { class: 'actions', attrs: { role: 'group', 'aria-label': 'Request actions' } }, copyOpenAi, copyAnthropic, exportTrace, refresh),
+  );
+}
+
+function summaryLine(s: PreviewSnapshot): HTMLElement {
+  const { budget, trace } = s.result;
+  const fixture = s.fixtures.find((f) => f.path === s.selectedFixture)?.name;
+  const parts: Child[] = [];
+  parts.push(el('span', null, [fixture ? `Fixture ${fixture}` : 'No fixture', s.selectedModel ? ` · ${s.selectedModel}` : ''].join('')));
+  parts.push(el('span', null, ` · ${budget.tokenizer} `, budget.exact ? badge('exact', 'ok', 'Counts equal the provider tokenizer') : badge('estimate', 'warn', 'Counts are an estimate')));
+  if (s.result.ok) parts.push(el('span', null, ` · ${fmt(trace.input_tokens)} input tokens of ${fmt(trace.input_budget)}`));
+  if (!budget.fits) parts.push(el('strong', { class: 'over-text' }, ` · budget over by ${fmt(budget.overBy)}`));
+  return el('p', { class: 'summary', attrs: { role: 'status' } }, ...parts);
+}
+
+// ---------------------------------------------------------------------------
+// Budget bar
+// ---------------------------------------------------------------------------
+
+interface Segment {
+  key: string;
+  label: string;
+  tokens: number;
+  cls: string;
+  used?: number;
+}
+
+const PALETTE = 6;
+
+function budgetSegments(budget: BudgetReport, trace: Trace): Segment[] {
+  const used = new Map(trace.slots.map((t) => [t.name, t.used]));
+  const segs: Segment[] = [];
+  budget.slots.forEach((line, i) => {
+    if (line.budget === undefined) return;
+    segs.push({ key: `slot-${line.name}`, label: line.name, tokens: line.budget, cls: `seg-slot c${i % PALETTE}`, used: used.get(line.name) });
+  });
+  segs.push({ key: 'output', label: 'output reserve', tokens: budget.output, cls: 'seg-output' });
+  segs.push({ key: 'margin', label: 'margin', tokens: budget.margin, cls: 'seg-margin' });
+  const free = budget.window - budget.total;
+  if (free > 0) segs.push({ key: 'free', label: 'free', tokens: free, cls: 'seg-free' });
+  return segs;
+}
+
+function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
+  const { budget, trace } = s.result;
+  const segs = budgetSegments(budget, trace);
+  const scale = Math.max(budget.window, budget.total, 1);
+  const headline = budget.fits
+    ? el('span', { class: 'headline' }, el('strong', null, fmt(budget.total)), ` of ${fmt(budget.window)} tokens allocated`)
+    : el('span', { class: 'headline over-text' }, el('strong', null, fmt(budget.total)), ` of ${fmt(budget.window)} tokens allocated — `, el('strong', { class: 'over-by' }, `over by ${fmt(budget.overBy)}`));
+
+  return section(ctx, 'budget', 'Budget', headline, () => {
+    const spoken = segs.map((g) => `${g.label} ${fmt(g.tokens)}`).join(', ');
+    const verdict = budget.fits ? 'fits' : `over by ${fmt(budget.overBy)} tokens`;
+    const bar = el('div', {
+      class: `budget-bar${budget.fits ? '' : ' overflowing'}`,
+      attrs: { role: 'img', 'aria-label': `Budget of the ${fmt(budget.window)}-token window: ${spoken}; total ${fmt(budget.total)}, ${verdict}.` },
+    });
+    let offset = 0;
+    for (const g of segs) {
+      const seg = el('div', { class: `seg ${g.cls}`, attrs: { 'data-seg': g.key, 'data-tokens': g.tokens, title: `${g.label}: ${fmt(g.tokens)} tokens (${pct(g.tokens, budget.window)} of the window)` } });
+      seg.style.left = `${(offset / scale) * 100}%`;
+      seg.style.width = `${(g.tokens / scale) * 100}%`;
+      if (g.used !== undefined && g.tokens > 0) {
+        const fill = el('div', { class: 'used' });
+        fill.style.width = `${Math.min(g.used / g.tokens, 1) * 100}%`;
+        seg.appendChild(fill);
+      }
+      if (g.tokens / scale > 0.07) seg.appendChild(el('span', { class: 'seg-label' }, g.label));
+      bar.appendChild(seg);
+      offset += g.tokens;
+    }
+    if (!budget.fits) {
+      const over = el('div', { class: 'overflow', attrs: { 'data-seg': 'overflow', title: `Over the window by ${fmt(budget.overBy)} tokens` } }, el('span', { class: 'seg-label' }, `+${fmt(budget.total - budget.window)}`));
+      over.style.left = `${(budget.window / scale) * 100}%`;
+      over.style.width = `${((budget.total - budget.window) / scale) * 100}%`;
+      bar.appendChild(over);
+    }
+    const marker = el('div', { class: 'window-marker' });
+    marker.style.left = `${(budget.window / scale) * 100}%`;
+    bar.appendChild(marker);
+    for (const e of Array.from(bar.children)) e.setAttribute('aria-hidden', 'true');
+
+    const axis = el('div', { class: 'axis', attrs: { 'aria-hidden': 'true' } }, el('span', null, '0'));
+    const windowLabel = el('span', { class: 'axis-window' }, `window ${fmt(budget.window)}`);
+    windowLabel.style.left = `${(budget.window / scale) * 100}%`;
+    axis.appendChild(windowLabel);
+
+    const legend = el('ul', { class: 'legend', attrs: { 'aria-label': 'Budget segments' } });
+    for (const g of segs) {
+      legend.appendChild(
+        el(
+          'li',
+          { attrs: { 'data-seg': g.key } },
+          el('span', { class: `swatch ${g.cls}`, attrs: { 'aria-hidden': 'true' } }),
+          el('span', { class: 'legend-name' }, g.label),
+          el('span', { class: 'num' }, fmt(g.tokens)),
+          el('span', { class: 'muted num' }, pct(g.tokens, budget.window)),
+        ),
+      );
+    }
+    if (!budget.fits) {
+      legend.appendChild(
+        el('li', { class: 'over-text', attrs: { 'data-seg': 'overflow' } }, el('span', { class: 'swatch seg-overflow', attrs: { 'aria-hidden': 'true' } }), el('span', { class: 'legend-name' }, 'over the window'), el('span', { class: 'num' }, fmt(budget.overBy)), el('span', { class: 'muted num' }, pct(budget.overBy, budget.window))),
+      );
+    }
+
+    const out: Child[] = [bar, axis, legend];
+    if (budget.limits) out.push(el('p', { class: 'muted' }, `Separate endpoint limits: input ${fmt(budget.limits.input)}, output ${fmt(budget.limits.output)}.`));
+    out.push(requestMeter(trace));
+    return out;
+  });
+}
+
+/** The assembled request's input tokens against the input budget (the trace's numbers). */
+function requestMeter(trace: Trace): HTMLElement {
+  const over = trace.input_tokens > trace.input_budget;
+  const scale = Math.max(trace.input_budget, trace.input_tokens, 1);
+  const track = el('div', { class: `meter${over ? ' overflowing' : ''}`, attrs: { 'aria-hidden': 'true' } });
+  const fill = el('div', { class: 'meter-fill' });
+  fill.style.width = `${(Math.min(trace.input_tokens, trace.input_budget) / scale) * 100}%`;
+  track.appendChild(fill);
+  if (over) {
+    const o = el('div', { class: 'meter-over' });
+    o.style.left = `${(trace.input_budget / scale) * 100}%`;
+    o.style.width = `${((trace.input_tokens - trace.input_budget) / scale) * 100}%`;
+    track.appendChild(o);
+  }
+  const text = over
+    ? el('span', { class: 'over-text' }, `Assembled input: ${fmt(trace.input_tokens)} of ${fmt(trace.input_budget)} tokens — over by ${fmt(trace.input_tokens - trace.input_budget)}`)
+    : el('span', null, `Assembled input: ${fmt(trace.input_tokens)} of ${fmt(trace.input_budget)} tokens (${pct(trace.input_tokens, trace.input_budget)})`);
+  return el('div', { class: 'request-meter' }, text, track);
+}
+
+// ---------------------------------------------------------------------------
+// Slot table
+// ---------------------------------------------------------------------------
+
+function slotsSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): HTMLElement {
+  const { budget, trace } = s.result;
+  const traced = new Map<string, SlotTrace>(trace.slots.map((t) => [t.name, t]));
+  const names = [...budget.slots.map((l) => l.name), ...trace.slots.map((t) => t.name).filter((n) => !budget.slots.some((l) => l.name === n))];
+  return section(ctx, 'slots', 'Slots', el('span', { class: 'muted' }, `${names.length} slots`), () => {
+    const table = el('table', { class: 'grid-table slots-table' });
+    table.appendChild(el('caption', { class: 'sr-only' }, 'Slots: kind, trust, budget, tokens used, items kept and omitted'));
+    table.appendChild(
+      el(
+        'thead',
+        null,
+        el('tr', null, ...['Slot', 'Kind', 'Trust', 'Budget', 'Used', 'Kept', 'Omitted'].map((h, i) => el('th', { class: i >= 3 ? 'num' : undefined, attrs: { scope: 'col' } }, h))),
+      ),
+    );
+    const tbody = el('tbody');
+    names.forEach((name) => {
+      const line = budget.slots.find((l) => l.name === name);
+      const t = traced.get(name);
+      const paletteIndex = budget.slots.findIndex((l) => l.name === name && l.budget !== undefined);
+      const trust = line?.trust ?? t?.trust;
+      const b = line?.budget ?? t?.budget;
+      const over = b !== undefined && t !== undefined && t.used > b;
+      tbody.appendChild(
+        el(
+          'tr',
+          { attrs: { 'data-slot': name } },
+          el(
+            'th',
+            { attrs: { scope: 'row' } },
+            paletteIndex >= 0 ? el('span', { class: `swatch seg-slot c${paletteIndex % PALETTE}`, attrs: { 'aria-hidden': 'true' } }) : null,
+            revealButton(ctx, name, loc.slot(name), `slot ${name}`),
+            line?.required ? badge('required', 'neutral', 'Never dropped to fit the request') : null,
+          ),
+          el('td', null, line?.kind ?? t?.kind ?? ''),
+          el('td', null, trust === 'untrusted' ? badge('untrusted', 'untrusted') : trust === 'trusted' ? badge('trusted', 'trusted') : '—'),
+          el('td', { class: 'num' }, b === undefined ? '—' : fmt(b), line?.written !== undefined && typeof line.written === 'string' ? el('span', { class: 'muted' }, ` (${line.written})`) : null),
+          el('td', { class: `num${over ? ' over-text' : ''}` }, t ? fmt(t.used) : '—', over ? srOnly(' (over budget)') : null),
+          el('td', { class: 'num' }, t ? fmt(t.kept) : '—'),
+          el('td', { class: `num${t && t.omitted > 0 ? ' warn-text' : ''}` }, t ? fmt(t.omitted) : '—'),
+        ),
+      );
+    });
+    table.appendChild(tbody);
+    const inputOver = trace.input_tokens > trace.input_budget;
+    table.appendChild(
+      el(
+        'tfoot',
+        null,
+        el(
+          'tr',
+          null,
+          el('th', { attrs: { scope: 'row', colspan: 3 } }, 'Input (whole request)'),
+          el('td', { class: 'num' }, fmt(trace.input_budget)),
+          el('td', { class: `num${inputOver ? ' over-text' : ''}` }, fmt(trace.input_tokens)),
+          el('td', { class: 'num' }, fmt(trace.retained.length)),
+          el('td', { class: 'num' }, fmt(trace.omitted.length)),
+        ),
+      ),
+    );
+    return [el('div', { class: 'table-wrap' }, table)];
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Findings
+// ---------------------------------------------------------------------------
+
+function findingsSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement | undefined {
+  const { counts, items } = s.findings;
+  const total = counts.error + counts.warning + counts.info + counts.hint;
+  if (total === 0) return undefined;
+  const label = (['error', 'warning', 'info', 'hint'] as const)
+    .filter((k) => counts[k] > 0)
+    .map((k) => `${counts[k]} ${k}${counts[k] === 1 ? '' : k === 'info' ? '' : 's'}`)
+    .join(' · ');
+  return section(ctx, 'findings', 'Findings', el('span', { class: counts.error > 0 ? 'over-text' : 'muted' }, label), () => {
+    const list = el('ul', { class: 'findings' });
+    for (const f of items) {
+      const msg = el('span', { class: 'finding-message' });
+      appendVisibleText(msg, f.message);
+      list.appendChild(
+        el(
+          'li',
+          { class: `finding sev-${f.severity}` },
+          badge(f.severity, `sev sev-${f.severity}`),
+          el('code', { class: 'rule' }, f.rule),
+          msg,
+          revealButton(ctx, where(f.location), f.location, `finding ${f.rule}`, 'link loc'),
+        ),
+      );
+    }
+    const out: Child[] = [list];
+    if (total > items.length) out.push(el('p', { class: 'muted' }, `${total - items.length} more not shown; see the Problems panel.`));
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Kept and omitted items
+// ---------------------------------------------------------------------------
+
+/** A table cut to ROW_LIMIT rows unless the user chose "show all" for it. */
+function limitedRows<T>(ctx: RenderContext, tableId: string, rows: readonly T[]): { shown: readonly T[]; more: Child } {
+  const all = ctx.ui.allRows.includes(tableId);
+  if (all || rows.length <= ROW_LIMIT) return { shown: rows, more: null };
+  const more = el(
+    'p',
+    { class: 'more' },
+    `Showing ${fmt(ROW_LIMIT)} of ${fmt(rows.length)} rows. `,
+    button(`Show all ${fmt(rows.length)}`, () => {
+      ctx.ui.allRows.push(tableId);
+      ctx.changed();
+    }, { class: 'secondary small', attrs: { 'data-key': `all-${tableId}` } }),
+  );
+  return { shown: rows.slice(0, ROW_LIMIT), more };
+}
+
+function placementCell(p: 'start' | 'middle' | 'end'): HTMLElement {
+  const pips = el('span', { class: 'pips', attrs: { 'aria-hidden': 'true' } }, ...(['start', 'middle', 'end'] as const).map((k) => el('span', { class: `pip${k === p ? ' on' : ''}${k === 'middle' && p === 'middle' ? ' mid' : ''}` })));
+  return el('td', { class: `placement place-${p}` }, pips, p);
+}
+
+function keptSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): HTMLElement | undefined {
+  const { trace } = s.result;
+  if (trace.retained.length === 0) return undefined;
+  const middle = trace.retained.filter((r) => r.placement === 'middle').length;
+  return section(ctx, 'kept', 'Kept items', el('span', { class: 'muted' }, `${fmt(trace.retained.length)} kept${middle ? ` · ${middle} in the middle of a slot` : ''}`), () => {
+    const { shown, more } = limitedRows(ctx, 'kept', trace.retained);
+    const table = el('table', { class: 'grid-table kept-table' });
+    table.appendChild(el('caption', { class: 'sr-only' }, 'Kept items in final order, with where each landed in its slot'));
+    table.appendChild(el('thead', null, el('tr', null, ...['Slot', '#', 'Item', 'Tokens', 'Score', 'Placement'].map((h, i) => el('th', { class: i === 1 || i === 3 || i === 4 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
+    const tbody = el('tbody');
+    for (const r of shown) {
+      const itemCell = el('td', null, revealButton(ctx, r.id, loc.item(r.slot, r.id), `item ${r.id}`));
+      if (r.merged && r.merged.length > 0) itemCell.appendChild(badge(`+${r.merged.length} merged`, 'neutral', `Merged duplicates: ${r.merged.join(', ')}`));
+      tbody.appendChild(
+        el('tr', { attrs: { 'data-item': r.id } }, el('td', null, r.slot), el('td', { class: 'num' }, String(r.position + 1)), itemCell, el('td', { class: 'num' }, fmt(r.tokens)), el('td', { class: 'num' }, fmtScore(r.score)), placementCell(r.placement)),
+      );
+    }
+    table.appendChild(tbody);
+    return [el('div', { class: 'table-wrap' }, table), more];
+  });
+}
+
+function omittedSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): HTMLElement | undefined {
+  const { trace } = s.result;
+  if (trace.omitted.length === 0) return undefined;
+  return section(ctx, 'omitted', 'Omitted items', el('span', { class: 'warn-text' }, `${fmt(trace.omitted.length)} omitted`), () => {
+    const { shown, more } = limitedRows(ctx, 'omitted', trace.omitted);
+    const table = el('table', { class: 'grid-table omitted-table' });
+    table.appendChild(el('caption', { class: 'sr-only' }, 'Omitted items with the reason each was left out'));
+    table.appendChild(el('thead', null, el('tr', null, ...['Slot', 'Item', 'Tokens', 'Reason'].map((h, i) => el('th', { class: i === 2 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
+    const tbody = el('tbody');
+    for (const o of shown) {
+      tbody.appendChild(
+        el(
+          'tr',
+          { attrs: { 'data-item': o.id } },
+          el('td', null, o.slot),
+          el('td', null, revealButton(ctx, o.id, loc.item(o.slot, o.id), `item ${o.id}`)),
+          el('td', { class: 'num' }, fmt(o.tokens)),
+          el('td', { class: 'reason' }, el('span', null, describeReason(o.reason)), ' ', el('code', { class: 'reason-code' }, o.reason)),
+        ),
+      );
+    }
+    table.appendChild(tbody);
+    return [el('div', { class: 'table-wrap' }, table), more];
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Messages
+// ---------------------------------------------------------------------------
+
+/** Cuts `text` to `n` code units without splitting a surrogate pair. */
+function cut(text: string, n: number): string {
+  if (n >= text.length) return text;
+  const code = text.charCodeAt(n - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+}
+
+/**
+ * Renders a message's parts. Consecutive parts of the same slot item form a group; a group that
+ * starts and ends on line boundaries becomes a block with a header (slot, item id, "untrusted
+ * data"), otherwise an inline span. Untrusted parts are tinted and outlined as data; the trusted
+ * parts of a group (its envelope) are styled as markup. Stops after `limit` characters.
+ */
+function renderParts(body: HTMLElement, parts: readonly MessagePart[], limit: number, ctx: RenderContext, loc: Locations): void {
+  let left = limit;
+  let atLineStart = true;
+  for (let i = 0; i < parts.length && left > 0; ) {
+    const p = parts[i];
+    if (p.slot === undefined) {
+      const text = cut(p.text, left);
+      appendVisibleText(body, text);
+      left -= text.length;
+      if (p.text.length > 0) atLineStart = p.text.endsWith('\n');
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < parts.length && parts[j].slot === p.slot && parts[j].itemId === p.itemId) j++;
+    const group = parts.slice(i, j);
+    const untrusted = group.some((g) => g.untrusted);
+    const endsLine = group[group.length - 1].text.endsWith('\n') || j === parts.length;
+    const block = atLineStart && endsLine;
+    const cls = `${block ? 'item' : 'slot-inline'}${untrusted ? ' untrusted' : ''}`;
+    const container = el(block ? 'div' : 'span', { class: cls, attrs: { 'data-slot': p.slot, 'data-item': p.itemId } });
+    if (block) {
+      const head = el('div', { class: 'item-head' }, el('span', { class: 'slot-name' }, p.slot));
+      if (p.itemId) head.appendChild(revealButton(ctx, p.itemId, loc.item(p.slot, p.itemId), `item ${p.itemId}`, 'link item-id'));
+      if (untrusted) head.appendChild(badge('untrusted data', 'untrusted', 'Content from an untrusted source: the model is told to treat it as data'));
+      container.appendChild(head);
+    } else if (untrusted) {
+      container.appendChild(badge('untrusted data', 'untrusted inline-badge', `Slot ${p.slot}: untrusted data`));
+    }
+    const textBox = block ? el('div', { class: 'item-text' }) : container;
+    if (block) container.appendChild(textBox);
+    group.forEach((g, k) => {
+      if (left <= 0) return;
+      let text = cut(g.text, left);
+      left -= text.length;
+      // The block boundary is itself the line break that ends the group.
+      if (block && k === group.length - 1 && text.endsWith('\n')) text = text.slice(0, -1);
+      const span = el('span', { class: g.untrusted ? 'data' : untrusted ? 'envelope' : 'slot-text' });
+      appendVisibleText(span, text);
+      textBox.appendChild(span);
+    });
+    body.appendChild(container);
+    atLineStart = group[group.length - 1].text.endsWith('\n');
+    i = j;
+  }
+}
+
+function messageItem(m: RenderedMessage, index: number, ctx: RenderContext, loc: Locations): HTMLElement {
+  const key = `msg-${index}`;
+  const total = m.parts.reduce((n, p) => n + p.text.length, 0);
+  const expanded = ctx.ui.expanded.includes(key);
+  const limit = expanded ? Infinity : BODY_LIMIT;
+  const untrustedParts = m.parts.filter((p) => p.untrusted).length;
+  const head = el(
+    'div',
+    { class: 'msg-head' },
+    el('span', { class: `role role-${m.role}` }, m.role),
+    el('span', { class: 'muted' }, `#${index + 1} · ${fmtChars(m.content.length)}`),
+    untrustedParts > 0 ? badge(`${untrustedParts} untrusted part${untrustedParts === 1 ? '' : 's'}`, 'untrusted subtle') : null,
+    el('span', { class: 'spacer' }),
+    loc.message(index) ? revealButton(ctx, `template line ${(loc.message(index)?.line ?? 0) + 1}`, loc.message(index), `the ${m.role} message`, 'link loc') : null,
+  );
+  const body = el('div', { class: 'msg-body', attrs: { 'aria-label': `${m.role} message ${index + 1} content`, role: 'region' } });
+  if (m.parts.length > 0) renderParts(body, m.parts, limit, ctx, loc);
+  else appendVisibleText(body, cut(m.content, limit));
+  const shownAll = total <= BODY_LIMIT && m.content.length <= BODY_LIMIT;
+  let more: Child = null;
+  if (!shownAll) {
+    more = el(
+      'div',
+      { class: 'more' },
+      expanded ? `Showing all ${fmtChars(Math.max(total, m.content.length))}. ` : `Showing the first ${fmtChars(BODY_LIMIT)} of ${fmtChars(Math.max(total, m.content.length))}. `,
+      button(expanded ? 'Collapse' : 'Show all', () => {
+        ctx.ui.expanded = expanded ? ctx.ui.expanded.filter((k) => k !== key) : [...ctx.ui.expanded, key];
+        ctx.changed();
+      }, { class: 'secondary small', attrs: { 'data-key': `expand-${key}`, 'aria-expanded': String(expanded) } }),
+    );
+  }
+  return el('li', { class: `msg role-${m.role}`, attrs: { 'data-role': m.role } }, head, body, more);
+}
+
+function messagesSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): HTMLElement {
+  const { messages, trace } = s.result;
+  const extra = el('span', { class: 'muted' }, `${messages.length} message${messages.length === 1 ? '' : 's'}${s.result.ok ? ` · ${fmt(trace.input_tokens)} tokens` : ''}`);
+  return section(ctx, 'messages', 'Request', extra, () => {
+    if (!s.result.ok) return [el('p', { class: 'muted' }, 'No request: assembly failed.')];
+    if (messages.length === 0) return [el('p', { class: 'muted' }, 'The template renders no messages.')];
+    const list = el('ol', { class: 'messages', attrs: { 'aria-label': 'Rendered messages' } });
+    messages.forEach((m, i) => list.appendChild(messageItem(m, i, ctx, loc)));
+    return [list];
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Whole views
+// ---------------------------------------------------------------------------
+
+export function renderSnapshot(root: HTMLElement, s: PreviewSnapshot, ctx: RenderContext): void {
+  const loc = indexLocations(s);
+  const frag = document.createDocumentFragment();
+  frag.appendChild(toolbar(s, ctx));
+  const main = el('main', { attrs: { 'aria-label': `Preview of ${s.template.name}` } });
+  main.appendChild(summaryLine(s));
+  if (!s.result.ok) {
+    main.appendChild(el('div', { class: 'banner error', attrs: { role: 'alert' } }, el('strong', null, 'Assembly failed: '), s.result.error ?? 'unknown error'));
+  }
+  const side = el('div', { class: 'col col-numbers' });
+  append(side, [budgetSection(s, ctx), slotsSection(s, ctx, loc), findingsSection(s, ctx), keptSection(s, ctx, loc), omittedSection(s, ctx, loc)]);
+  const request = el('div', { class: 'col col-request' }, messagesSection(s, ctx, loc));
+  main.appendChild(el('div', { class: 'layout' }, side, request));
+  frag.appendChild(main);
+  root.replaceChildren(frag);
+}
+
+export function renderEmpty(root: HTMLElement, reason: string, ctx: RenderContext): void {
+  root.replaceChildren(
+    el(
+      'main',
+      { class: 'empty', attrs: { 'aria-label': 'Context Lens preview' } },
+      el('h1', null, 'Nothing to preview'),
+      el('p', null, reason),
+      button('Refresh', () => ctx.post({ type: 'refresh' }), { class: 'secondary', attrs: { 'data-key': 'refresh' } }),
+    ),
+  );
+}
+
+export function renderError(root: HTMLElement, message: string, ctx: RenderContext): void {
+  root.replaceChildren(
+    el(
+      'main',
+      { class: 'empty', attrs: { 'aria-label': 'Context Lens preview' } },
+      el('div', { class: 'banner error', attrs: { role: 'alert' } }, el('strong', null, 'Preview unavailable: '), message),
+      button('Try again', () => ctx.post({ type: 'refresh' }), { class: 'secondary', attrs: { 'data-key': 'refresh' } }),
+    ),
+  );
+}

@@ -1,0 +1,308 @@
+/**
+ * Owns the end-to-end harness: a real VS Code workbench (code-server, installed by
+ * scripts/prereqs.mjs) with the packaged .vsix installed into a throw-away profile, opened on a temp
+ * copy of examples/ in headless Chromium, plus the user-level actions the scenarios need (quick open,
+ * command palette, Problems count, code lens texts, webview text, quick fix, screenshots).
+ * Every wait is a bounded poll on what the user would see; nothing sleeps to pass time.
+ */
+import { copyFileSync, cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { chromium } from 'playwright-core';
+import type { Browser, Frame, Page } from 'playwright-core';
+import {
+  REPO_ROOT,
+  createProfile,
+  installExtension,
+  removeProfile,
+  startCodeServer,
+} from '../../scripts/code-server.mjs';
+import type { RunningCodeServer } from '../../scripts/code-server.mjs';
+import { ensureVsix } from '../../scripts/package.mjs';
+import { CHROMIUM, ensurePrereqs } from '../../scripts/prereqs.mjs';
+
+export const ARTIFACTS_DIR = join(REPO_ROOT, 'test-results', 'e2e');
+
+/** Flags for Debian's chromium in a container: no sandbox, GPU, network chatter or first-run UI. */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+export interface PollOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+}
+
+/**
+ * Calls `probe` until it returns something other than undefined/null/false, and returns that.
+ * Throws after `timeoutMs` with `what` and the last value or error seen, so a failure says why.
+ */
+export async function poll<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  { timeoutMs = 20_000, intervalMs = 200 }: PollOptions = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== null && v !== false) return v as T;
+      last = v;
+    } catch (err) {
+      last = err instanceof Error ? err.message : err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface Workbench {
+  page: Page;
+  browser: Browser;
+  server: RunningCodeServer;
+  /** Absolute path of the workspace folder (a temp copy; quick fixes may change it). */
+  workspace: string;
+  /** Messages the page logged as errors, for diagnosing failures. */
+  pageErrors: string[];
+  close(): Promise<void>;
+}
+
+export interface WorkbenchOptions {
+  /** Folder copied into the workspace; defaults to the repository's examples/ (may be absent). */
+  source?: string;
+  /** Extra files written into the workspace copy, relative path -> content. */
+  files?: Record<string, string>;
+  settings?: Record<string, unknown>;
+}
+
+/**
+ * Installs prerequisites if needed, packages the .vsix if stale, installs it into a fresh profile,
+ * starts code-server and opens the workspace copy in Chromium; resolves once the workbench renders.
+ */
+export async function startWorkbench(opts: WorkbenchOptions = {}): Promise<Workbench> {
+  const log = (m: string): void => void process.stderr.write(`[e2e] ${m}\n`);
+  await ensurePrereqs({ chromium: true, log });
+  const vsix = ensureVsix({ log });
+  const profile = createProfile({ settings: opts.settings });
+  let server: RunningCodeServer | undefined;
+  let browser: Browser | undefined;
+  try {
+    installExtension(profile, vsix);
+    const workspace = join(profile.root, 'workspace');
+    const source = opts.source ?? join(REPO_ROOT, 'examples');
+    mkdirSync(workspace, { recursive: true });
+    if (existsSync(source)) cpSync(source, workspace, { recursive: true });
+    for (const [rel, content] of Object.entries(opts.files ?? {})) {
+      mkdirSync(dirname(join(workspace, rel)), { recursive: true });
+      writeFileSync(join(workspace, rel), content);
+    }
+    server = await startCodeServer({ profile });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await page.goto(server.folderUrl(workspace), { timeout: 60_000 });
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+    // The workbench is usable once the status bar and the explorer of the folder have rendered.
+    await page.locator('[id="status.problems"]').waitFor({ state: 'visible', timeout: 60_000 });
+    const srv = server;
+    const brw = browser;
+    return {
+      page,
+      browser: brw,
+      server: srv,
+      workspace,
+      pageErrors,
+      async close() {
+        await brw.close().catch(() => undefined);
+        await srv.stop();
+        mkdirSync(ARTIFACTS_DIR, { recursive: true });
+        if (existsSync(profile.logFile)) copyFileSync(profile.logFile, join(ARTIFACTS_DIR, 'code-server.log'));
+        removeProfile(profile);
+      },
+    };
+  } catch (err) {
+    await browser?.close().catch(() => undefined);
+    await server?.stop();
+    mkdirSync(ARTIFACTS_DIR, { recursive: true });
+    if (existsSync(profile.logFile)) copyFileSync(profile.logFile, join(ARTIFACTS_DIR, 'code-server.log'));
+    removeProfile(profile);
+    throw err;
+  }
+}
+
+/** Saves a full-page screenshot to test-results/e2e/<name>.png and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  const path = join(ARTIFACTS_DIR, `${name}.png`);
+  await page.screenshot({ path });
+  return path;
+}
+
+/** Closes whatever quick input / widget is open so the next keystroke goes to the workbench. */
+export async function dismissQuickInput(page: Page): Promise<void> {
+  const qi = page.locator('.quick-input-widget');
+  if (await qi.isVisible().catch(() => false)) {
+    await page.keyboard.press('Escape');
+    await poll('quick input to close', async () => !(await qi.isVisible()), { timeoutMs: 5_000 });
+  }
+}
+
+/** Label of the active editor tab. */
+export async function activeTabLabel(page: Page): Promise<string> {
+  return (await page.locator('.tabs-container .tab.active').first().getAttribute('aria-label')) ?? '';
+}
+
+/** Opens a workspace file like a user: Ctrl+P, type its name, Enter; waits until its tab is active. */
+export async function openFile(page: Page, fileName: string): Promise<void> {
+  await dismissQuickInput(page);
+  const input = page.locator('.quick-input-widget input');
+  await poll(`quick open for ${fileName}`, async () => {
+    if (!(await input.isVisible())) await page.keyboard.press('Control+P');
+    return input.isVisible();
+  }, { timeoutMs: 15_000, intervalMs: 500 });
+  await input.fill(fileName);
+  const base = fileName.split('/').pop() ?? fileName;
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: base }).first();
+  await row.waitFor({ state: 'visible', timeout: 15_000 });
+  await page.keyboard.press('Enter');
+  await poll(`editor tab for ${base}`, async () => (await activeTabLabel(page)).includes(base) || undefined);
+  // Focus the text so later keystrokes (Ctrl+., typing) reach the editor.
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+}
+
+/** Runs a command from the palette like a user: F1, type the title, pick the row with that exact label. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  await dismissQuickInput(page);
+  const input = page.locator('.quick-input-widget input');
+  await poll('command palette', async () => {
+    if (!(await input.isVisible())) await page.keyboard.press('F1');
+    return input.isVisible();
+  }, { timeoutMs: 15_000, intervalMs: 500 });
+  await input.fill(`>${title}`);
+  const row = await poll(`palette row "${title}"`, async () => {
+    const rows = page.locator('.quick-input-widget .monaco-list-row');
+    const n = await rows.count();
+    for (let i = 0; i < n; i++) {
+      const label = (await rows.nth(i).getAttribute('aria-label')) ?? '';
+      if (label === title || label.startsWith(`${title},`) || label.startsWith(`${title} `)) return rows.nth(i);
+    }
+    return undefined;
+  }, { timeoutMs: 15_000 });
+  await row.click();
+}
+
+/** True once the palette lists a command with this title (without running it). */
+export async function paletteHasCommand(page: Page, title: string): Promise<boolean> {
+  await dismissQuickInput(page);
+  const input = page.locator('.quick-input-widget input');
+  await poll('command palette', async () => {
+    if (!(await input.isVisible())) await page.keyboard.press('F1');
+    return input.isVisible();
+  }, { timeoutMs: 15_000, intervalMs: 500 });
+  await input.fill(`>${title}`);
+  try {
+    await poll(`palette row "${title}"`, async () => {
+      const labels = await page.locator('.quick-input-widget .monaco-list-row').evaluateAll((els) =>
+        els.map((e) => e.getAttribute('aria-label') ?? ''),
+      );
+      return labels.some((l) => l.startsWith(title)) || undefined;
+    }, { timeoutMs: 10_000 });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await dismissQuickInput(page);
+  }
+}
+
+export interface ProblemCounts {
+  errors: number;
+  warnings: number;
+  infos: number;
+  label: string;
+}
+
+/** Reads the status bar Problems item, whose aria-label reads like "Errors: 1, Warnings: 2" or "No Problems". */
+export async function problemCounts(page: Page): Promise<ProblemCounts> {
+  const label = (await page.locator('[id="status.problems"]').first().getAttribute('aria-label')) ?? '';
+  const num = (re: RegExp): number => Number(re.exec(label)?.[1] ?? 0);
+  return { errors: num(/Errors?: (\d+)/i), warnings: num(/Warnings?: (\d+)/i), infos: num(/Infos?: (\d+)/i), label };
+}
+
+/** Texts of the code lenses currently rendered in the visible editors. */
+export async function codeLensTexts(page: Page): Promise<string[]> {
+  return page.locator('.codelens-decoration').evaluateAll((els) =>
+    els.map((e) => (e as HTMLElement).innerText.replace(/\s+/g, ' ').trim()).filter((t) => t.length > 0),
+  );
+}
+
+/** Language mode shown in the status bar for the active editor (e.g. "Dotprompt"). */
+export async function languageMode(page: Page): Promise<string> {
+  const item = page.locator('[id="status.editor.mode"]').first();
+  return ((await item.innerText().catch(() => '')) || '').trim();
+}
+
+/** The text of every frame whose body text satisfies `match`, polled until one appears (webviews nest iframes). */
+export async function findFrameText(
+  page: Page,
+  match: (text: string) => boolean,
+  opts: PollOptions = {},
+): Promise<{ frame: Frame; text: string }> {
+  return poll('a frame with the expected text', async () => {
+    for (const frame of page.frames()) {
+      if (frame === page.mainFrame()) continue;
+      const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+      if (text && match(text)) return { frame, text };
+    }
+    return undefined;
+  }, { timeoutMs: 30_000, ...opts });
+}
+
+/**
+ * Puts the cursor at the first occurrence of `needle` in the active editor (via Go to Line/Column would
+ * need coordinates; the editor's find widget selects it like a user would), closes the find widget.
+ */
+export async function placeCursorAt(page: Page, needle: string): Promise<void> {
+  await page.keyboard.press('Control+F');
+  const find = page.locator('.editor-widget.find-widget textarea, .editor-widget.find-widget input').first();
+  await find.waitFor({ state: 'visible', timeout: 10_000 });
+  await find.fill(needle);
+  await poll(`"${needle}" found in the editor`, async () => {
+    const t = (await page.locator('.find-widget .matchesCount').first().innerText().catch(() => '')) ?? '';
+    return (/^\d+ of \d+$/.test(t.trim()) && !t.startsWith('No')) || undefined;
+  }, { timeoutMs: 10_000 });
+  await page.keyboard.press('Enter');
+  // Escape closes the widget and leaves the match selected in the editor.
+  await page.keyboard.press('Escape');
+}
+
+/** Opens the quick fix menu (Ctrl+.) at the cursor and picks the action whose title contains `title`. */
+export async function applyQuickFix(page: Page, title: string): Promise<void> {
+  const rows = page.locator('.action-widget .monaco-list-row');
+  await poll('the quick fix menu', async () => {
+    if ((await rows.count()) === 0) await page.keyboard.press('Control+.');
+    return (await rows.count()) > 0 || undefined;
+  }, { timeoutMs: 15_000, intervalMs: 700 });
+  const row = rows.filter({ hasText: title }).first();
+  await poll(`quick fix "${title}"`, async () => (await row.count()) > 0 || undefined, { timeoutMs: 10_000 });
+  await row.click();
+  await poll('the quick fix menu to close', async () => (await rows.count()) === 0 || undefined, { timeoutMs: 10_000 });
+}
+
+/** Saves the active editor (Ctrl+S) so the language server sees the file on disk too. */
+export async function saveActiveEditor(page: Page): Promise<void> {
+  await page.keyboard.press('Control+S');
+  await poll('the editor to be saved', async () => {
+    const dirty = await page.locator('.tabs-container .tab.active.dirty').count();
+    return dirty === 0 || undefined;
+  }, { timeoutMs: 10_000 });
+}
