@@ -34,7 +34,8 @@ export class WorkspaceHost implements FileHost {
   private readonly overlays = new Map<string, Overlay>();
   private readonly diskCache = new Map<string, DiskEntry>();
   private readonly globCache = new Map<string, { at: number; paths: string[] }>();
-  private disk = new DiskFileHost([]);
+  /** Reads and sizes only; its roots do not matter for those. */
+  private readonly disk = new DiskFileHost([]);
 
   /** Workspace folders; without any, the folders of open documents stand in (a lone file opened). */
   get roots(): readonly string[] {
@@ -44,7 +45,6 @@ export class WorkspaceHost implements FileHost {
 
   setRoots(roots: readonly string[]): void {
     this.workspaceRoots = roots.map((r) => toPosix(path.resolve(r)));
-    this.disk = new DiskFileHost(this.workspaceRoots);
     this.globCache.clear();
   }
 
@@ -105,8 +105,8 @@ export class WorkspaceHost implements FileHost {
     let onDisk: string[];
     if (hit && now - hit.at < GLOB_TTL_MS) onDisk = hit.paths;
     else {
-      this.disk = this.disk.roots.length === this.roots.length ? this.disk : new DiskFileHost(this.roots);
-      onDisk = this.disk.glob(dir, pattern);
+      // Built per walk because the roots stand in for workspace folders when there are none.
+      onDisk = new DiskFileHost(this.roots).glob(dir, pattern);
       this.globCache.set(key, { at: now, paths: onDisk });
     }
     // Open buffers that are not on disk yet (a new, unsaved fixture) match too.

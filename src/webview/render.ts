@@ -521,7 +521,7 @@ function messageItem(m: RenderedMessage, index: number, ctx: RenderContext, loc:
     el('span', { class: 'spacer' }),
     loc.message(index) ? revealButton(ctx, `template line ${(loc.message(index)?.line ?? 0) + 1}`, loc.message(index), `the ${m.role} message`, 'link loc') : null,
   );
-  const body = el('div', { class: 'msg-body', attrs: { 'aria-label': `${m.role} message ${index + 1} content`, role: 'region' } });
+  const body = el('div', { class: 'msg-body' });
   if (m.parts.length > 0) renderParts(body, m.parts, limit, ctx, loc);
   else appendVisibleText(body, cut(m.content, limit));
   const shownAll = total <= BODY_LIMIT && m.content.length <= BODY_LIMIT;

@@ -1,0 +1,56 @@
+/**
+ * Hard filters (seed 002, "Normalize and filter"): deterministic gates applied before anything is
+ * counted or scored. An item fails a filter only when it carries the metadata the filter reads;
+ * items without a tenant, version, expiry or source type pass, because a filter cannot judge what
+ * is not stated. Each rejection names the config key that caused it: `filtered:<key>`.
+ */
+import type { Filters } from '../config/schema';
+import type { Omission, WorkItem } from './item';
+import { timeOf } from './item';
+
+/**
+ * `version: "4.2"` accepts 4.2, 4.2.0 and 4.2.7 (the filter's dot-separated segments are a prefix of
+ * the item's), and rejects 3.9 and 4.20. A leading `v` is ignored on both sides.
+ */
+export function versionMatches(itemVersion: string, wanted: string): boolean {
+  const norm = (v: string) => v.trim().replace(/^v/i, '').split('.');
+  const have = norm(itemVersion);
+  const want = norm(wanted);
+  if (want.length > have.length) return false;
+  for (let i = 0; i < want.length; i++) if (have[i] !== want[i]) return false;
+  return true;
+}
+
+export interface FilterResult {
+  kept: WorkItem[];
+  omitted: Omission[];
+}
+
+/** Applies tenant, version, expiry and source-type filters in that order; the first failing one is the reason. */
+export function applyFilters(items: readonly WorkItem[], filters: Filters | undefined, now: string | undefined): FilterResult {
+  if (!filters) return { kept: [...items], omitted: [] };
+  const nowMs = timeOf(filters.now ?? now);
+  const allowed = filters.source_types ? new Set(filters.source_types) : undefined;
+  const excluded = filters.exclude_source_types ? new Set(filters.exclude_source_types) : undefined;
+  const kept: WorkItem[] = [];
+  const omitted: Omission[] = [];
+  for (const item of items) {
+    const reason = rejection(item, filters, nowMs, allowed, excluded);
+    if (reason) omitted.push({ item, reason: `filtered:${reason}` });
+    else kept.push(item);
+  }
+  return { kept, omitted };
+}
+
+function rejection(item: WorkItem, f: Filters, nowMs: number | undefined, allowed?: Set<string>, excluded?: Set<string>): string | undefined {
+  if (f.tenant !== undefined && item.tenant !== undefined && item.tenant !== f.tenant) return 'tenant';
+  if (f.version !== undefined && item.version !== undefined && !versionMatches(item.version, f.version)) return 'version';
+  // Without a reference time, expiry is not checked: reading the clock would make traces irreproducible.
+  if (f.expired !== false && nowMs !== undefined) {
+    const exp = timeOf(item.expires_at);
+    if (exp !== undefined && exp < nowMs) return 'expired';
+  }
+  if (allowed && item.source_type !== undefined && !allowed.has(item.source_type)) return 'source_types';
+  if (excluded && item.source_type !== undefined && excluded.has(item.source_type)) return 'exclude_source_types';
+  return undefined;
+}

@@ -1,0 +1,89 @@
+/**
+ * The working item every pipeline stage passes along: one fixture value (a list item, or a whole
+ * text value) with its slot, stable id, token count and content hash. Stages never mutate the
+ * fixture; they build and filter arrays of these.
+ */
+import type { FixtureItem, OmitReason, Role, Span } from '../types';
+
+export interface WorkItem {
+  slot: string;
+  /** Position in the fixture list (0 for a text value): the tie-breaker of every ordering. */
+  index: number;
+  /** Stable id: the fixture's `id`, else `<slot>_<index + 1>`. */
+  id: string;
+  /** True when the fixture gave the id (citations need a real one). */
+  hasId: boolean;
+  text: string;
+  tokens: number;
+  sha256: string;
+  role?: Role;
+  at?: string;
+  title?: string;
+  source?: string;
+  source_type?: string;
+  version?: string;
+  authority?: number;
+  relevance?: number;
+  published_at?: string;
+  expires_at?: string;
+  tenant?: string;
+  meta: Record<string, unknown>;
+  /** Sources of items merged into this one by deduplication (not including its own). */
+  merged: string[];
+  /** Ids of items merged into this one. */
+  mergedIds: string[];
+  score?: number;
+  /** Where the item is in the fixture file (the value span of a text slot). */
+  span: Span;
+  textSpan: Span;
+  /** Set when the text came from a `{ file: ... }` reference. */
+  file?: string;
+}
+
+export interface Omission {
+  item: WorkItem;
+  reason: OmitReason;
+}
+
+/** Generated ids are `<slot>_<n>` with n 1-based; a clash with a written id gets a `~k` suffix. */
+export function fromFixtureItem(slot: string, item: FixtureItem, id: string, hasId: boolean, tokens: number, sha: string): WorkItem {
+  const w: WorkItem = {
+    slot,
+    index: item.index,
+    id,
+    hasId,
+    text: item.text,
+    tokens,
+    sha256: sha,
+    meta: item.meta ?? {},
+    merged: [],
+    mergedIds: [],
+    span: item.span,
+    textSpan: item.textSpan,
+  };
+  if (item.role !== undefined) w.role = item.role;
+  if (item.at !== undefined) w.at = item.at;
+  if (item.title !== undefined) w.title = item.title;
+  if (item.source !== undefined) w.source = item.source;
+  if (item.source_type !== undefined) w.source_type = item.source_type;
+  if (item.version !== undefined) w.version = String(item.version);
+  if (typeof item.authority === 'number') w.authority = item.authority;
+  if (typeof item.relevance === 'number') w.relevance = item.relevance;
+  if (item.published_at !== undefined) w.published_at = item.published_at;
+  if (item.expires_at !== undefined) w.expires_at = item.expires_at;
+  if (item.tenant !== undefined) w.tenant = item.tenant;
+  if (item.file !== undefined) w.file = item.file;
+  return w;
+}
+
+/**
+ * Milliseconds since the epoch of an ISO 8601 time, or undefined when it does not parse. A
+ * date-time without a zone is read as UTC (JavaScript would read it in the machine's zone, and the
+ * same fixture must give the same trace everywhere).
+ */
+export function timeOf(iso: string | undefined): number | undefined {
+  if (typeof iso !== 'string') return undefined;
+  const s = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(iso) ? `${iso}Z` : iso;
+  const t = Date.parse(s);
+  return Number.isFinite(t) ? t : undefined;
+}

@@ -1,0 +1,184 @@
+/**
+ * Byte-pair merging of one pre-tokenized piece, counting the tokens it becomes.
+ *
+ * The merge rule is tiktoken's (`_byte_pair_merge` in its Rust core): repeatedly merge the
+ * adjacent pair of parts whose concatenated bytes have the lowest rank, the leftmost one on ties,
+ * until no adjacent pair is a token. Short pieces (nearly all of them) use tiktoken's own array
+ * scan, which is fastest when n is small. Long pieces use a binary heap keyed by (rank, start)
+ * over a linked list of parts: the same merge order (lowest rank, then leftmost start, and
+ * starts keep their order), in O(n log n) instead of O(n^2), so one pasted blob without spaces
+ * cannot freeze the counter.
+ */
+import { HASH_MUL, NO_RANK, type RankTable } from './rankTable';
+
+/** Pieces up to this many bytes use the array scan. */
+export const HEAP_THRESHOLD = 128;
+
+const TWO32 = 4294967296;
+
+/** Scratch buffers, grown on demand and reused (the counter is synchronous and single-threaded). */
+let prefix = new Int32Array(1024);
+let partStart = new Int32Array(1024);
+let partRank = new Int32Array(1024);
+
+function ensureScratch(n: number): void {
+  if (prefix.length > n + 1) return;
+  let size = prefix.length;
+  while (size <= n + 1) size *= 2;
+  prefix = new Int32Array(size);
+  partStart = new Int32Array(size);
+  partRank = new Int32Array(size);
+}
+
+/** Fills prefix[k] with the polynomial hash of buf[0..k). */
+function fillPrefix(buf: Uint8Array, n: number): void {
+  let h = 0;
+  prefix[0] = 0;
+  for (let k = 0; k < n; k++) {
+    h = (Math.imul(h, HASH_MUL) + buf[k]) | 0;
+    prefix[k + 1] = h;
+  }
+}
+
+/** Rank of buf[a..c), using the prefix hashes. */
+function spanRank(table: RankTable, buf: Uint8Array, a: number, c: number): number {
+  const len = c - a;
+  if (len === 2) return table.pair[(buf[a] << 8) | buf[a + 1]];
+  if (len > table.maxLen) return NO_RANK;
+  const h = (prefix[c] - Math.imul(prefix[a], table.pow[len])) | 0;
+  return table.lookup(buf, a, c, h);
+}
+
+/** Number of tokens the piece buf[0..n) becomes. */
+export function countPieceBytes(table: RankTable, buf: Uint8Array, n: number): number {
+  if (n <= 1) return n;
+  if (n <= table.maxLen && table.lookupSpan(buf, 0, n) !== NO_RANK) return 1;
+  ensureScratch(n);
+  fillPrefix(buf, n);
+  return n <= HEAP_THRESHOLD ? scan(table, buf, n) : heapMerge(table, buf, n);
+}
+
+/** tiktoken's O(n*m) merge loop, whatever n is. Exported for the equivalence tests. */
+export function countScan(table: RankTable, buf: Uint8Array, n: number): number {
+  if (n <= 1) return n;
+  ensureScratch(n);
+  fillPrefix(buf, n);
+  return scan(table, buf, n);
+}
+
+/** The heap-ordered merge, whatever n is. Exported for the equivalence tests. */
+export function countHeap(table: RankTable, buf: Uint8Array, n: number): number {
+  if (n <= 1) return n;
+  ensureScratch(n);
+  fillPrefix(buf, n);
+  return heapMerge(table, buf, n);
+}
+
+/** tiktoken's O(n*m) merge loop on typed arrays; prefix hashes are filled. */
+function scan(table: RankTable, buf: Uint8Array, n: number): number {
+  // parts 0..m-1 start at partStart[i]; partStart[m] = n is a sentinel.
+  let m = n;
+  for (let i = 0; i < n; i++) partStart[i] = i;
+  partStart[n] = n;
+  for (let i = 0; i < n - 1; i++) partRank[i] = table.pair[(buf[i] << 8) | buf[i + 1]];
+  partRank[n - 1] = NO_RANK;
+  for (;;) {
+    let min = NO_RANK;
+    let at = -1;
+    for (let i = 0; i < m - 1; i++) {
+      if (partRank[i] < min) {
+        min = partRank[i];
+        at = i;
+      }
+    }
+    if (at < 0) break;
+    // Merge part at+1 into part at.
+    partStart.copyWithin(at + 1, at + 2, m + 1);
+    partRank.copyWithin(at + 1, at + 2, m);
+    m--;
+    partRank[at] = at + 2 <= m ? spanRank(table, buf, partStart[at], partStart[at + 2]) : NO_RANK;
+    if (at > 0) partRank[at - 1] = spanRank(table, buf, partStart[at - 1], partStart[at + 1]);
+  }
+  return m;
+}
+
+/** Heap-ordered merge for long pieces: same result as scan, O(n log n); prefix hashes are filled. */
+function heapMerge(table: RankTable, buf: Uint8Array, n: number): number {
+  // Parts are identified by their start byte. next[s] is the start of the following part (n for
+  // the last); prev[s] the preceding one. rank[s] is the rank of merging part s with its next.
+  const next = new Int32Array(n + 1);
+  const prev = new Int32Array(n + 1);
+  const rank = new Int32Array(n + 1);
+  const dead = new Uint8Array(n + 1);
+  // Min-heap of rank * 2^32 + start; stale entries are skipped when popped.
+  let heap = new Float64Array(n + 16);
+  let size = 0;
+  for (let s = 0; s < n; s++) {
+    next[s] = s + 1;
+    prev[s] = s - 1;
+    const r = s + 1 < n ? table.pair[(buf[s] << 8) | buf[s + 1]] : NO_RANK;
+    rank[s] = r;
+    if (r !== NO_RANK) heap[size++] = r * TWO32 + s;
+  }
+  // Heapify bottom-up.
+  for (let i = (size >> 1) - 1; i >= 0; i--) siftDown(heap, size, i);
+
+  let count = n;
+  while (size > 0) {
+    const top = heap[0];
+    size--;
+    if (size > 0) {
+      heap[0] = heap[size];
+      siftDown(heap, size, 0);
+    }
+    const r = Math.floor(top / TWO32);
+    const s = top - r * TWO32;
+    if (dead[s] === 1 || rank[s] !== r) continue;
+    const t = next[s];
+    const u = next[t];
+    next[s] = u;
+    if (u < n) prev[u] = s;
+    dead[t] = 1;
+    count--;
+    const rs = u < n ? spanRank(table, buf, s, next[u]) : NO_RANK;
+    rank[s] = rs;
+    if (size + 2 > heap.length) {
+      const bigger = new Float64Array(heap.length * 2);
+      bigger.set(heap);
+      heap = bigger;
+    }
+    if (rs !== NO_RANK) size = push(heap, size, rs * TWO32 + s);
+    if (s > 0) {
+      const p = prev[s];
+      const rp = spanRank(table, buf, p, u);
+      rank[p] = rp;
+      if (rp !== NO_RANK) size = push(heap, size, rp * TWO32 + p);
+    }
+  }
+  return count;
+}
+
+function siftDown(heap: Float64Array, size: number, i: number): void {
+  const v = heap[i];
+  for (;;) {
+    let c = 2 * i + 1;
+    if (c >= size) break;
+    if (c + 1 < size && heap[c + 1] < heap[c]) c++;
+    if (heap[c] >= v) break;
+    heap[i] = heap[c];
+    i = c;
+  }
+  heap[i] = v;
+}
+
+function push(heap: Float64Array, size: number, v: number): number {
+  let i = size;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (heap[p] <= v) break;
+    heap[i] = heap[p];
+    i = p;
+  }
+  heap[i] = v;
+  return size + 1;
+}

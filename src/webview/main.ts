@@ -1,0 +1,124 @@
+/**
+ * Entry point of the preview webview (bundled to dist/media/webview.js). It owns the webview side
+ * of the channel in src/protocol/preview.ts: it installs its message listener, posts `ready`,
+ * renders nothing until the host sends a snapshot, and then renders each complete snapshot (or
+ * the empty / error state) from scratch. It persists only UI state (open sections, expanded
+ * messages, "show all" tables, scroll position) plus the template uri the host needs to restore
+ * the panel after a reload.
+ *
+ * After each render it stamps `data-rendered-seq` on <body> and dispatches a
+ * `contextlens:rendered` event with the render time, which the tests and the benchmark wait on.
+ */
+import type { HostMessage, PersistedPreviewState, WebviewMessage } from '../protocol/preview';
+import { validateHostMessage } from '../protocol/preview';
+import { renderEmpty, renderError, renderSnapshot } from './render';
+import type { RenderContext } from './render';
+
+interface VsCodeApi {
+  postMessage(message: WebviewMessage): void;
+  getState(): unknown;
+  setState(state: PersistedPreviewState): void;
+}
+
+declare function acquireVsCodeApi(): VsCodeApi;
+
+function initialState(saved: unknown): PersistedPreviewState {
+  const base: PersistedPreviewState = { version: 1, open: {}, expanded: [], allRows: [], scrollY: 0 };
+  if (typeof saved !== 'object' || saved === null) return base;
+  const s = saved as Partial<PersistedPreviewState>;
+  if (s.version !== 1) return base;
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  const open: Record<string, boolean> = {};
+  if (typeof s.open === 'object' && s.open !== null) for (const [k, v] of Object.entries(s.open)) if (typeof v === 'boolean') open[k] = v;
+  return {
+    version: 1,
+    templateUri: typeof s.templateUri === 'string' ? s.templateUri : undefined,
+    open,
+    expanded: strings(s.expanded),
+    allRows: strings(s.allRows),
+    scrollY: typeof s.scrollY === 'number' && Number.isFinite(s.scrollY) ? s.scrollY : 0,
+  };
+}
+
+function start(): void {
+  const vscode = acquireVsCodeApi();
+  const ui = initialState(vscode.getState());
+  const root = document.getElementById('root') ?? document.body;
+  let current: HostMessage | undefined;
+  let lastSeq = -Infinity;
+  let restoredScroll = false;
+
+  const save = (): void => vscode.setState(ui);
+
+  const ctx: RenderContext = {
+    post: (message) => vscode.postMessage(message),
+    ui,
+    changed: () => {
+      save();
+      if (current) render(current, performance.now());
+    },
+  };
+
+  function render(message: HostMessage, t0: number): void {
+    // Re-rendering replaces the DOM: keep the scroll position and the focused control.
+    const focusKey = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.key : undefined;
+    const scrollY = window.scrollY;
+    let seq: number;
+    if (message.type === 'snapshot') {
+      seq = message.snapshot.seq;
+      renderSnapshot(root, message.snapshot, ctx);
+      if (ui.templateUri !== message.snapshot.templateUri) {
+        ui.templateUri = message.snapshot.templateUri;
+        save();
+      }
+    } else if (message.type === 'empty') {
+      seq = message.seq;
+      renderEmpty(root, message.reason, ctx);
+    } else {
+      seq = message.seq;
+      renderError(root, message.message, ctx);
+    }
+    if (focusKey) root.querySelector<HTMLElement>(`[data-key="${CSS.escape(focusKey)}"]`)?.focus({ preventScroll: true });
+    if (!restoredScroll && message.type === 'snapshot') {
+      restoredScroll = true;
+      window.scrollTo(0, ui.scrollY);
+    } else {
+      window.scrollTo(0, scrollY);
+    }
+    // Force layout so the measured time includes it, as the user would wait for it.
+    void document.body.offsetHeight;
+    const ms = performance.now() - t0;
+    document.body.dataset.renderedSeq = String(seq);
+    window.dispatchEvent(new CustomEvent('contextlens:rendered', { detail: { seq, ms } }));
+  }
+
+  window.addEventListener('message', (event: MessageEvent<unknown>) => {
+    const t0 = performance.now();
+    const message = validateHostMessage(event.data);
+    if (!message) return;
+    const seq = message.type === 'snapshot' ? message.snapshot.seq : message.seq;
+    // Snapshots are complete, so an older one than what is shown is simply stale.
+    if (seq < lastSeq) return;
+    lastSeq = seq;
+    current = message;
+    render(message, t0);
+  });
+
+  let scrollTimer: ReturnType<typeof setTimeout> | undefined;
+  window.addEventListener(
+    'scroll',
+    () => {
+      if (scrollTimer !== undefined) return;
+      scrollTimer = setTimeout(() => {
+        scrollTimer = undefined;
+        ui.scrollY = window.scrollY;
+        save();
+      }, 200);
+    },
+    { passive: true },
+  );
+
+  vscode.postMessage({ type: 'ready' });
+}
+
+start();
