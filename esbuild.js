@@ -26,8 +26,19 @@ async function writeSchema() {
   console.log('wrote schemas/context.schema.json');
 }
 
+/** Rank data of the exact tokenizers as compact assets beside the bundles (src/core/tokens/rankData.ts reads them). */
+async function writeTokenizerAssets() {
+  const out = path.join(__dirname, '.cache', 'rank-assets.js');
+  await esbuild.build({ entryPoints: ['src/core/tokens/assets.ts'], bundle: true, platform: 'node', format: 'cjs', outfile: out, logLevel: 'warning' });
+  delete require.cache[out];
+  const assets = require(out).rankAssets();
+  fs.mkdirSync('dist/tokenizers', { recursive: true });
+  for (const [file, bytes] of Object.entries(assets)) fs.writeFileSync(path.join('dist/tokenizers', file), bytes);
+}
+
 async function main() {
   if (process.argv.includes('--schema')) return writeSchema();
+  if (fs.existsSync(path.join(__dirname, 'src/core/tokens/assets.ts'))) await writeTokenizerAssets();
   const builds = targets
     .filter((t) => fs.existsSync(path.join(__dirname, t.entry)))
     .map(({ entry, ...options }) => ({

@@ -346,7 +346,8 @@ export async function startCodeServer({
     baseUrl,
     pid: child.pid,
     profile: prof,
-    folderUrl: (folder) => `${baseUrl}/?folder=${encodeURIComponent(resolve(folder))}`,
+    // Slashes stay readable in the printed URL; everything else that needs it is escaped.
+    folderUrl: (folder) => `${baseUrl}/?folder=${encodeURIComponent(resolve(folder)).replace(/%2F/g, '/')}`,
     exited: exitPromise,
     stop,
   };

@@ -66,15 +66,18 @@ export interface TemplateChoice {
   model?: string;
 }
 
+/** A snapshot to render, or the reason there is none (shown by the panel's empty state). */
+export type PreviewReply = { snapshot: PreviewSnapshotBody } | { empty: string };
+
 /**
  * Client -> server. The preview panel asks for the complete picture of a template (or of the
- * template a fixture feeds) to render. Null when the document is not a template the server
- * analyses. The panel stamps the sequence number itself.
+ * template a fixture or config feeds) to render; the server waits for the analysis of the
+ * document's current version. The panel stamps the sequence number itself.
  */
 export namespace PreviewRequest {
   export const method = 'contextLens/preview' as const;
   export type Params = TemplateChoice;
-  export type Result = PreviewSnapshotBody | null;
+  export type Result = PreviewReply;
   export const type = new RequestType<Params, Result, void>(method);
 }
 

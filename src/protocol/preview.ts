@@ -178,7 +178,7 @@ export const SelectModelMessage = defineMessage<SelectModelMessage>('selectModel
   return model === undefined ? undefined : { type: 'selectModel', model };
 });
 
-export type RequestFormat = 'openai' | 'anthropic';
+export type CopyFormat = 'openai' | 'anthropic';
 
 /**
  * Webview -> host. The user asked to copy the assembled request to the clipboard. The host builds
@@ -186,7 +186,7 @@ export type RequestFormat = 'openai' | 'anthropic';
  */
 export interface CopyRequestMessage {
   type: 'copyRequest';
-  format: RequestFormat;
+  format: CopyFormat;
 }
 export const CopyRequestMessage = defineMessage<CopyRequestMessage>('copyRequest', (m) =>
   m.format === 'openai' || m.format === 'anthropic' ? { type: 'copyRequest', format: m.format } : undefined,
@@ -359,7 +359,8 @@ export interface PersistedPreviewState {
   expanded: string[];
   /** Table ids whose "show all rows" the user chose. */
   allRows: string[];
-  scrollY: number;
+  /** Scroll offsets by scroller: `page`, and the `numbers` and `request` columns of the wide layout. */
+  scroll: Record<string, number>;
 }
 
 /** Reads the template uri out of a persisted state of unknown shape (the serializer's input). */

@@ -66,10 +66,15 @@ export class DiagnosticsPublisher {
   /** target path -> fingerprint of what was last published (to skip identical republishing). */
   private readonly published = new Map<string, string>();
 
+  /** target path -> the source uri that is the target's own document, when it is open. */
+  private readonly own = new Map<string, string>();
+
   constructor(
     private readonly ctx: DiagnosticContext,
     private readonly send: (target: PublishTarget) => void,
     private readonly versionOf: (path: string) => number | undefined,
+    /** True while a source's analysis is out of date (an edit or a dependency change is pending). */
+    private readonly isPending: (sourceUri: string) => boolean = () => false,
   ) {}
 
   /** Replaces everything `sourceUri`'s analysis reported. `ownPath` always gets a publication. */
@@ -82,6 +87,7 @@ export class DiagnosticsPublisher {
       list.push(target === f.path ? f : { ...f, path: target });
       grouped.set(target, list);
     }
+    this.own.set(ownPath, sourceUri);
     const before = this.bySource.get(sourceUri) ?? new Set<string>();
     const after = new Set(grouped.keys());
     for (const target of before) if (!after.has(target)) this.byTarget.get(target)?.delete(sourceUri);
@@ -100,6 +106,7 @@ export class DiagnosticsPublisher {
   removeSource(sourceUri: string, ownPath: string): void {
     const targets = this.bySource.get(sourceUri) ?? new Set<string>();
     this.bySource.delete(sourceUri);
+    if (this.own.get(ownPath) === sourceUri) this.own.delete(ownPath);
     targets.add(ownPath);
     for (const target of targets) {
       this.byTarget.get(target)?.delete(sourceUri);
@@ -116,11 +123,18 @@ export class DiagnosticsPublisher {
     return out;
   }
 
-  /** What is currently published for a file (deduplicated). */
+  /**
+   * What is currently published for a file (deduplicated). When the file's own analysis is there,
+   * what other analyses that are about to be redone said about it is left out: they read an older
+   * version of this file (a config edit re-analyses its templates a debounce later), and showing
+   * their findings next to fresh ones would flash problems that are already fixed.
+   */
   diagnosticsFor(path: string): Diagnostic[] {
     const seen = new Set<string>();
     const out: Diagnostic[] = [];
-    for (const c of this.byTarget.get(path)?.values() ?? []) {
+    const own = this.own.get(path);
+    for (const [source, c] of this.byTarget.get(path) ?? []) {
+      if (own !== undefined && source !== own && this.isPending(source)) continue;
       for (const d of c.diagnostics) {
         const key = `${d.code}|${d.range.start.line}:${d.range.start.character}-${d.range.end.line}:${d.range.end.character}|${d.message}`;
         if (seen.has(key)) continue;

@@ -29,8 +29,23 @@ const GLOB_TTL_MS = 2_000;
 /** Files larger than this are not kept in the read cache (they are re-read, which is rare). */
 const MAX_CACHED_BYTES = 8 * 1024 * 1024;
 
+/**
+ * What the core gets of a fixture over the size limit: only its top-level `template:` and `name:`
+ * lines. The core never assembles such a fixture (it reports it as too large), but it does read
+ * every candidate fixture to see which template it names, and parsing 5 MB of YAML takes seconds
+ * on the thread that answers hovers.
+ */
+export function skimFixture(text: string): string {
+  const head = text.slice(0, 64 * 1024);
+  const keep = head.split(/\r?\n/).filter((l) => /^(template|name)\s*:/.test(l));
+  return keep.join('\n') + '\nslots: {}\n';
+}
+
 export class WorkspaceHost implements FileHost {
+  /** Fixtures larger than this (bytes) are handed to the core skimmed (see `skimFixture`). */
+  maxFileSize = Number.POSITIVE_INFINITY;
   private workspaceRoots: string[] = [];
+  private readonly skims = new Map<string, { text: string; skim: string }>();
   private readonly overlays = new Map<string, Overlay>();
   private readonly diskCache = new Map<string, DiskEntry>();
   private readonly globCache = new Map<string, { at: number; paths: string[] }>();
@@ -74,6 +89,18 @@ export class WorkspaceHost implements FileHost {
   }
 
   readFile(p: string): string | undefined {
+    const text = this.readFull(p);
+    if (text === undefined || text.length <= this.maxFileSize / 4 || !/\.fixture\.(ya?ml|json)$/i.test(p)) return text;
+    if ((this.size(p) ?? 0) <= this.maxFileSize) return text;
+    const hit = this.skims.get(p);
+    if (hit && hit.text === text) return hit.skim;
+    const skim = /\.json$/i.test(p) ? '{"slots": {}}' : skimFixture(text);
+    this.skims.set(p, { text, skim });
+    return skim;
+  }
+
+  /** The whole text, for the language server's own use (line indexes, light analysis). */
+  readFull(p: string): string | undefined {
     const o = this.overlays.get(p);
     if (o) return o.text;
     let st: fs.Stats;

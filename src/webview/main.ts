@@ -23,20 +23,22 @@ interface VsCodeApi {
 declare function acquireVsCodeApi(): VsCodeApi;
 
 function initialState(saved: unknown): PersistedPreviewState {
-  const base: PersistedPreviewState = { version: 1, open: {}, expanded: [], allRows: [], scrollY: 0 };
+  const base: PersistedPreviewState = { version: 1, open: {}, expanded: [], allRows: [], scroll: {} };
   if (typeof saved !== 'object' || saved === null) return base;
   const s = saved as Partial<PersistedPreviewState>;
   if (s.version !== 1) return base;
   const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   const open: Record<string, boolean> = {};
   if (typeof s.open === 'object' && s.open !== null) for (const [k, v] of Object.entries(s.open)) if (typeof v === 'boolean') open[k] = v;
+  const scroll: Record<string, number> = {};
+  if (typeof s.scroll === 'object' && s.scroll !== null) for (const [k, v] of Object.entries(s.scroll)) if (typeof v === 'number' && Number.isFinite(v)) scroll[k] = v;
   return {
     version: 1,
     templateUri: typeof s.templateUri === 'string' ? s.templateUri : undefined,
     open,
     expanded: strings(s.expanded),
     allRows: strings(s.allRows),
-    scrollY: typeof s.scrollY === 'number' && Number.isFinite(s.scrollY) ? s.scrollY : 0,
+    scroll,
   };
 }
 
@@ -59,10 +61,26 @@ function start(): void {
     },
   };
 
+  /** Scroll offsets of the page and of each column that scrolls on its own (wide layout). */
+  function readScroll(): Record<string, number> {
+    const out: Record<string, number> = { page: window.scrollY };
+    for (const e of Array.from(root.querySelectorAll<HTMLElement>('[data-scroll-key]'))) out[e.dataset.scrollKey ?? ''] = e.scrollTop;
+    return out;
+  }
+
+  /** Each write forces a layout, so fresh elements (already at 0) are left alone. */
+  function applyScroll(scroll: Record<string, number>): void {
+    for (const e of Array.from(root.querySelectorAll<HTMLElement>('[data-scroll-key]'))) {
+      const y = scroll[e.dataset.scrollKey ?? ''] ?? 0;
+      if (y > 0) e.scrollTop = y;
+    }
+    if ((scroll.page ?? 0) > 0 || window.scrollY > 0) window.scrollTo(0, scroll.page ?? 0);
+  }
+
   function render(message: HostMessage, t0: number): void {
-    // Re-rendering replaces the DOM: keep the scroll position and the focused control.
+    // Re-rendering replaces the DOM: keep the scroll positions and the focused control.
     const focusKey = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.key : undefined;
-    const scrollY = window.scrollY;
+    const scroll = readScroll();
     let seq: number;
     if (message.type === 'snapshot') {
       seq = message.snapshot.seq;
@@ -80,10 +98,11 @@ function start(): void {
     }
     if (focusKey) root.querySelector<HTMLElement>(`[data-key="${CSS.escape(focusKey)}"]`)?.focus({ preventScroll: true });
     if (!restoredScroll && message.type === 'snapshot') {
+      // The first snapshot after a reload goes back to where the user was.
       restoredScroll = true;
-      window.scrollTo(0, ui.scrollY);
+      applyScroll(ui.scroll);
     } else {
-      window.scrollTo(0, scrollY);
+      applyScroll(scroll);
     }
     // Force layout so the measured time includes it, as the user would wait for it.
     void document.body.offsetHeight;
@@ -104,18 +123,20 @@ function start(): void {
     render(message, t0);
   });
 
+  // Scroll events of the page and of the columns (captured: they do not bubble), saved at most
+  // every 200 ms.
   let scrollTimer: ReturnType<typeof setTimeout> | undefined;
-  window.addEventListener(
+  document.addEventListener(
     'scroll',
     () => {
       if (scrollTimer !== undefined) return;
       scrollTimer = setTimeout(() => {
         scrollTimer = undefined;
-        ui.scrollY = window.scrollY;
+        ui.scroll = readScroll();
         save();
       }, 200);
     },
-    { passive: true },
+    { passive: true, capture: true },
   );
 
   vscode.postMessage({ type: 'ready' });

@@ -51,11 +51,12 @@ function where(loc: SourceLocation): string {
 }
 
 /** A link-styled button that asks the host to reveal `loc`; plain text when there is no location. */
-function revealButton(ctx: RenderContext, text: string, loc: SourceLocation | undefined, what: string, cls = 'link'): Child {
+function revealButton(ctx: RenderContext, text: string, loc: SourceLocation | undefined, what: string, cls = 'link'): HTMLElement {
   if (!loc) return el('span', { class: `${cls} no-loc` }, text);
+  // The accessible name starts with the visible text (WCAG "label in name"), then says what a click does.
   return button(text, () => ctx.post({ type: 'revealSource', path: loc.path, line: loc.line }), {
     class: cls,
-    label: `Reveal ${what} at ${where(loc)}`,
+    label: `${text}, reveal ${what} at ${where(loc)}`,
     attrs: { title: `Reveal ${what} at ${where(loc)}` },
   });
 }
@@ -207,9 +208,10 @@ function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
       offset += g.tokens;
     }
     if (!budget.fits) {
-      const over = el('div', { class: 'overflow', attrs: { 'data-seg': 'overflow', title: `Over the window by ${fmt(budget.overBy)} tokens` } }, el('span', { class: 'seg-label' }, `+${fmt(budget.total - budget.window)}`));
+      const beyond = budget.total - budget.window;
+      const over = el('div', { class: 'overflow', attrs: { 'data-seg': 'overflow', title: `Over the window by ${fmt(budget.overBy)} tokens` } }, beyond / scale > 0.07 ? el('span', { class: 'seg-label' }, `+${fmt(beyond)}`) : null);
       over.style.left = `${(budget.window / scale) * 100}%`;
-      over.style.width = `${((budget.total - budget.window) / scale) * 100}%`;
+      over.style.width = `${(beyond / scale) * 100}%`;
       bar.appendChild(over);
     }
     const marker = el('div', { class: 'window-marker' });
@@ -356,10 +358,15 @@ function findingsSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement | 
         el(
           'li',
           { class: `finding sev-${f.severity}` },
-          badge(f.severity, `sev sev-${f.severity}`),
-          el('code', { class: 'rule' }, f.rule),
+          el(
+            'div',
+            { class: 'finding-head' },
+            badge(f.severity, `sev sev-${f.severity}`),
+            el('code', { class: 'rule' }, f.rule),
+            el('span', { class: 'spacer' }),
+            revealButton(ctx, where(f.location), f.location, `finding ${f.rule}`, 'link loc'),
+          ),
           msg,
-          revealButton(ctx, where(f.location), f.location, `finding ${f.rule}`, 'link loc'),
         ),
       );
     }
@@ -565,9 +572,9 @@ export function renderSnapshot(root: HTMLElement, s: PreviewSnapshot, ctx: Rende
   if (!s.result.ok) {
     main.appendChild(el('div', { class: 'banner error', attrs: { role: 'alert' } }, el('strong', null, 'Assembly failed: '), s.result.error ?? 'unknown error'));
   }
-  const side = el('div', { class: 'col col-numbers' });
+  const side = el('div', { class: 'col col-numbers', attrs: { 'data-scroll-key': 'numbers' } });
   append(side, [budgetSection(s, ctx), slotsSection(s, ctx, loc), findingsSection(s, ctx), keptSection(s, ctx, loc), omittedSection(s, ctx, loc)]);
-  const request = el('div', { class: 'col col-request' }, messagesSection(s, ctx, loc));
+  const request = el('div', { class: 'col col-request', attrs: { 'data-scroll-key': 'request' } }, messagesSection(s, ctx, loc));
   main.appendChild(el('div', { class: 'layout' }, side, request));
   frag.appendChild(main);
   root.replaceChildren(frag);

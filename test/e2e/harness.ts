@@ -87,14 +87,18 @@ export interface WorkbenchOptions {
  * starts code-server and opens the workspace copy in Chromium; resolves once the workbench renders.
  */
 export async function startWorkbench(opts: WorkbenchOptions = {}): Promise<Workbench> {
+  const t0 = Date.now();
   const log = (m: string): void => void process.stderr.write(`[e2e] ${m}\n`);
+  const phase = (m: string): void => log(`${m} (+${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   await ensurePrereqs({ chromium: true, log });
   const vsix = ensureVsix({ log });
+  phase('prerequisites and .vsix ready');
   const profile = createProfile({ settings: opts.settings });
   let server: RunningCodeServer | undefined;
   let browser: Browser | undefined;
   try {
     installExtension(profile, vsix);
+    phase('extension installed');
     const workspace = join(profile.root, 'workspace');
     const source = opts.source ?? join(REPO_ROOT, 'examples');
     mkdirSync(workspace, { recursive: true });
@@ -104,6 +108,7 @@ export async function startWorkbench(opts: WorkbenchOptions = {}): Promise<Workb
       writeFileSync(join(workspace, rel), content);
     }
     server = await startCodeServer({ profile });
+    phase(`code-server listening on ${server.baseUrl}`);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const page = await context.newPage();
@@ -113,6 +118,7 @@ export async function startWorkbench(opts: WorkbenchOptions = {}): Promise<Workb
     await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
     // The workbench is usable once the status bar and the explorer of the folder have rendered.
     await page.locator('[id="status.problems"]').waitFor({ state: 'visible', timeout: 60_000 });
+    phase('workbench rendered');
     const srv = server;
     const brw = browser;
     return {
@@ -156,37 +162,64 @@ export async function dismissQuickInput(page: Page): Promise<void> {
   }
 }
 
-/** Label of the active editor tab. */
+/** Label of the active tab of the active editor group (the preview may occupy another group). */
 export async function activeTabLabel(page: Page): Promise<string> {
-  return (await page.locator('.tabs-container .tab.active').first().getAttribute('aria-label')) ?? '';
+  return (await page.locator('.editor-group-container.active .tab.active').first().getAttribute('aria-label').catch(() => null)) ?? '';
 }
 
-/** Opens a workspace file like a user: Ctrl+P, type its name, Enter; waits until its tab is active. */
+/**
+ * Opens a workspace file like a user: Ctrl+P, type its name, Enter; waits until its tab is active.
+ * Right after startup the file index may still be building, so the name is typed again every few
+ * seconds until the file is listed (bounded).
+ */
 export async function openFile(page: Page, fileName: string): Promise<void> {
   await dismissQuickInput(page);
-  const input = page.locator('.quick-input-widget input');
-  await poll(`quick open for ${fileName}`, async () => {
-    if (!(await input.isVisible())) await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget .quick-input-box input').first();
+  const base = fileName.split('/').pop() ?? fileName;
+  // Enter opens the focused row; the list updates after typing, so wait until that row is the file
+  // (a recently opened file can be focused for a moment first).
+  const row = page.locator('.quick-input-widget .monaco-list-row.focused', { hasText: base }).first();
+  let typedAt = 0;
+  let attempt = 0;
+  await poll(`quick open to list ${fileName}`, async () => {
+    if (!(await input.isVisible())) {
+      if (attempt++ > 0) await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+P');
+      await input.waitFor({ state: 'visible', timeout: 5_000 });
+      typedAt = 0;
+    }
+    if (Date.now() - typedAt > 5_000) {
+      await input.fill('');
+      await input.fill(fileName);
+      typedAt = Date.now();
+    }
+    return (await row.isVisible()) || undefined;
+  }, { timeoutMs: 45_000, intervalMs: 300 });
+  await page.keyboard.press('Enter');
+  // Quick open hands focus to the opened editor, so later keystrokes (Ctrl+F, Ctrl+.) reach it.
+  await poll(`editor tab for ${base}`, async () => (await activeTabLabel(page)).includes(base) || undefined);
+}
+
+/**
+ * Opens the command palette with F1. If it does not open (focus inside a webview or a modal editor
+ * swallows the key), the retry first presses Escape to give focus back to the workbench.
+ */
+export async function openPalette(page: Page): Promise<void> {
+  const input = page.locator('.quick-input-widget .quick-input-box input').first();
+  let attempt = 0;
+  await poll('command palette', async () => {
+    if (await input.isVisible()) return true;
+    if (attempt++ > 0) await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
     return input.isVisible();
   }, { timeoutMs: 15_000, intervalMs: 500 });
-  await input.fill(fileName);
-  const base = fileName.split('/').pop() ?? fileName;
-  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: base }).first();
-  await row.waitFor({ state: 'visible', timeout: 15_000 });
-  await page.keyboard.press('Enter');
-  await poll(`editor tab for ${base}`, async () => (await activeTabLabel(page)).includes(base) || undefined);
-  // Focus the text so later keystrokes (Ctrl+., typing) reach the editor.
-  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
 }
 
 /** Runs a command from the palette like a user: F1, type the title, pick the row with that exact label. */
 export async function runCommand(page: Page, title: string): Promise<void> {
   await dismissQuickInput(page);
-  const input = page.locator('.quick-input-widget input');
-  await poll('command palette', async () => {
-    if (!(await input.isVisible())) await page.keyboard.press('F1');
-    return input.isVisible();
-  }, { timeoutMs: 15_000, intervalMs: 500 });
+  const input = page.locator('.quick-input-widget .quick-input-box input').first();
+  await openPalette(page);
   await input.fill(`>${title}`);
   const row = await poll(`palette row "${title}"`, async () => {
     const rows = page.locator('.quick-input-widget .monaco-list-row');
@@ -203,11 +236,8 @@ export async function runCommand(page: Page, title: string): Promise<void> {
 /** True once the palette lists a command with this title (without running it). */
 export async function paletteHasCommand(page: Page, title: string): Promise<boolean> {
   await dismissQuickInput(page);
-  const input = page.locator('.quick-input-widget input');
-  await poll('command palette', async () => {
-    if (!(await input.isVisible())) await page.keyboard.press('F1');
-    return input.isVisible();
-  }, { timeoutMs: 15_000, intervalMs: 500 });
+  const input = page.locator('.quick-input-widget .quick-input-box input').first();
+  await openPalette(page);
   await input.fill(`>${title}`);
   try {
     await poll(`palette row "${title}"`, async () => {
@@ -238,11 +268,91 @@ export async function problemCounts(page: Page): Promise<ProblemCounts> {
   return { errors: num(/Errors?: (\d+)/i), warnings: num(/Warnings?: (\d+)/i), infos: num(/Infos?: (\d+)/i), label };
 }
 
-/** Texts of the code lenses currently rendered in the visible editors. */
+/** Texts of the code lenses rendered in the active editor, one per lens (VS Code joins a line's lenses with " | "). */
 export async function codeLensTexts(page: Page): Promise<string[]> {
-  return page.locator('.codelens-decoration').evaluateAll((els) =>
-    els.map((e) => (e as HTMLElement).innerText.replace(/\s+/g, ' ').trim()).filter((t) => t.length > 0),
+  const lines = await page.locator('.editor-group-container.active .codelens-decoration').evaluateAll((els) =>
+    els.map((e) => (e as HTMLElement).innerText.replace(/\s+/g, ' ').trim()),
   );
+  return lines.flatMap((l) => l.split(' | ')).map((t) => t.trim()).filter((t) => t.length > 0);
+}
+
+/** Highest line number currently rendered in the active editor (lines and lenses outside the viewport are not in the DOM). */
+async function lastRenderedLine(page: Page): Promise<number> {
+  return page.locator('.editor-group-container.active .margin-view-overlays .line-numbers').evaluateAll((els) =>
+    els.reduce((max, e) => Math.max(max, Number((e as HTMLElement).innerText) || 0), 0),
+  );
+}
+
+/**
+ * Every code lens of the active editor: the editor only renders what is on screen, so this goes to
+ * the top and pages down (as a user scrolls), collecting lens texts until the end stops moving.
+ * The editor must have focus (openFile leaves it there).
+ */
+export async function allCodeLensTexts(page: Page, maxPages = 40): Promise<string[]> {
+  const seen = new Set<string>();
+  await page.keyboard.press('Control+Home');
+  for (let i = 0; i < maxPages; i++) {
+    for (const t of await codeLensTexts(page)) seen.add(t);
+    const before = await lastRenderedLine(page);
+    await page.keyboard.press('PageDown');
+    const moved = await poll('the editor to scroll', async () => (await lastRenderedLine(page)) !== before || undefined, {
+      timeoutMs: 1_500,
+      intervalMs: 100,
+    }).then(
+      () => true,
+      () => false,
+    );
+    if (!moved) break;
+  }
+  for (const t of await codeLensTexts(page)) seen.add(t);
+  await page.keyboard.press('Control+Home');
+  return [...seen];
+}
+
+/** Shows the Problems panel if it is hidden. */
+export async function showProblems(page: Page): Promise<void> {
+  const panel = page.locator('.markers-panel').first();
+  if (!(await panel.isVisible().catch(() => false))) {
+    await page.keyboard.press('Control+Shift+M');
+    await panel.waitFor({ state: 'visible', timeout: 10_000 });
+  }
+}
+
+/** Hides the bottom panel (Ctrl+J) if it is showing, e.g. before a screenshot. */
+export async function hidePanel(page: Page): Promise<void> {
+  const panel = page.locator('.part.panel').first();
+  if (await panel.isVisible().catch(() => false)) {
+    await page.keyboard.press('Control+J');
+    await poll('the panel to hide', async () => !(await panel.isVisible()) || undefined, { timeoutMs: 10_000 });
+  }
+}
+
+const problemsFilter = (page: Page) => page.locator('.part.panel .viewpane-filter input').first();
+const problemsBadge = (page: Page) => page.locator('.part.panel .viewpane-filter .viewpane-filter-badge').first();
+
+/**
+ * Filters the Problems panel by `text` (VS Code matches message, source and the diagnostic code, so a
+ * rule id selects that rule's findings; the list is virtualised, so reading rows would miss some).
+ * Waits until the filter is applied: cleared first so no badge of an earlier filter is read.
+ */
+export async function filterProblems(page: Page, text: string): Promise<void> {
+  await showProblems(page);
+  const input = problemsFilter(page);
+  await input.fill('');
+  await poll('the Problems filter to clear', async () => !(await problemsBadge(page).isVisible()) || undefined, { timeoutMs: 10_000 });
+  if (text) {
+    await input.fill(text);
+    await poll(`the Problems filter "${text}"`, async () => /Showing \d+ of \d+/.test(await problemsBadge(page).innerText()) || undefined, {
+      timeoutMs: 10_000,
+    });
+  }
+}
+
+/** How many findings the filtered Problems panel shows, from its "Showing N of M" badge. */
+export async function shownProblems(page: Page): Promise<{ shown: number; total: number }> {
+  const m = /Showing (\d+) of (\d+)/.exec(await problemsBadge(page).innerText());
+  if (!m) throw new Error('the Problems panel is not filtered (call filterProblems first)');
+  return { shown: Number(m[1]), total: Number(m[2]) };
 }
 
 /** Language mode shown in the status bar for the active editor (e.g. "Dotprompt"). */
@@ -268,8 +378,8 @@ export async function findFrameText(
 }
 
 /**
- * Puts the cursor at the first occurrence of `needle` in the active editor (via Go to Line/Column would
- * need coordinates; the editor's find widget selects it like a user would), closes the find widget.
+ * Selects the first occurrence of `needle` in the active editor with the find widget (Ctrl+F, type,
+ * Enter, Escape), as a keyboard user would; the selection is where Ctrl+. looks for quick fixes.
  */
 export async function placeCursorAt(page: Page, needle: string): Promise<void> {
   await page.keyboard.press('Control+F');

@@ -1,7 +1,9 @@
 /**
- * Deduplication (seed 002, step 3). Exact copies are found by content hash, near-duplicates by
- * normalized text (lowercase, punctuation removed, whitespace collapsed). Both are one hash-map
- * lookup per item, so the stage is linear in the number of items.
+ * Deduplication (seed 002, step 3). Exact copies are found by content (the text itself is the
+ * hash-map key: the engine's string hash is a content hash that costs nothing extra),
+ * near-duplicates by normalized text (lowercase, punctuation removed, whitespace collapsed), looked
+ * up by the hash of the normalized text (fingerprint.ts) and confirmed by comparing the normalized
+ * texts. Each item costs one or two hash-map lookups, so the stage is linear in the number of items.
  *
  * Version differences are never erased: two items merge only when their versions do not differ
  * (both absent or equal), even when their text is identical. The first item of a group (fixture
@@ -9,15 +11,10 @@
  * and relevance so that merging never lowers its rank.
  */
 import type { Omission, WorkItem } from './item';
+import { fingerprintOf } from './item';
+import { normalizeForDedup } from './normalize';
 
-/** The near-duplicate key of a text. */
-export function normalizeForDedup(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/[\p{P}\p{S}]+/gu, '')
-    .replace(/\s+/gu, ' ')
-    .trim();
-}
+export { normalizeForDedup } from './normalize';
 
 export interface DedupResult {
   kept: WorkItem[];
@@ -25,26 +22,41 @@ export interface DedupResult {
 }
 
 export function dedup(items: readonly WorkItem[]): DedupResult {
-  const exact = new Map<string, WorkItem>();
-  const near = new Map<string, WorkItem>();
+  // version -> text -> first item; version -> normalized text -> first item.
+  const exact = new Map<string, Map<string, WorkItem>>();
+  const near = new Map<string, Map<string, WorkItem[]>>();
+  const bucket = <T>(m: Map<string, Map<string, T>>, v: string) => {
+    let b = m.get(v);
+    if (!b) m.set(v, (b = new Map()));
+    return b;
+  };
   const kept: WorkItem[] = [];
   const omitted: Omission[] = [];
   for (const item of items) {
     const version = item.version ?? '\u0000none';
-    const exactKey = `${item.sha256}\u0000${version}`;
-    let first = exact.get(exactKey);
+    const exactMap = bucket(exact, version);
+    const nearMap = bucket(near, version);
+    let first = exactMap.get(item.text);
     let nearKey: string | undefined;
     if (!first) {
-      nearKey = `${normalizeForDedup(item.text)}\u0000${version}`;
-      first = near.get(nearKey);
+      nearKey = fingerprintOf(item).key;
+      const candidates = nearMap.get(nearKey);
+      if (candidates) {
+        const norm = normalizeForDedup(item.text);
+        first = candidates.find((c) => normalizeForDedup(c.text) === norm);
+      }
     }
     if (first) {
       merge(first, item);
       omitted.push({ item, reason: `duplicate-of:${first.id}` });
       continue;
     }
-    exact.set(exactKey, item);
-    if (nearKey !== undefined) near.set(nearKey, item);
+    exactMap.set(item.text, item);
+    if (nearKey !== undefined) {
+      const list = nearMap.get(nearKey);
+      if (list) list.push(item);
+      else nearMap.set(nearKey, [item]);
+    }
     kept.push(item);
   }
   return { kept, omitted };

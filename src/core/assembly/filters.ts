@@ -21,6 +21,19 @@ export function versionMatches(itemVersion: string, wanted: string): boolean {
   return true;
 }
 
+/** `versionMatches` against one wanted version, memoized per item version (fixtures repeat a few versions). */
+export function versionMatcher(wanted: string): (itemVersion: string) => boolean {
+  const memo = new Map<string, boolean>();
+  return (v) => {
+    let m = memo.get(v);
+    if (m === undefined) {
+      m = versionMatches(v, wanted);
+      memo.set(v, m);
+    }
+    return m;
+  };
+}
+
 export interface FilterResult {
   kept: WorkItem[];
   omitted: Omission[];
@@ -34,17 +47,18 @@ export function applyFilters(items: readonly WorkItem[], filters: Filters | unde
   const excluded = filters.exclude_source_types ? new Set(filters.exclude_source_types) : undefined;
   const kept: WorkItem[] = [];
   const omitted: Omission[] = [];
+  const matches = filters.version !== undefined ? versionMatcher(filters.version) : undefined;
   for (const item of items) {
-    const reason = rejection(item, filters, nowMs, allowed, excluded);
+    const reason = rejection(item, filters, nowMs, matches, allowed, excluded);
     if (reason) omitted.push({ item, reason: `filtered:${reason}` });
     else kept.push(item);
   }
   return { kept, omitted };
 }
 
-function rejection(item: WorkItem, f: Filters, nowMs: number | undefined, allowed?: Set<string>, excluded?: Set<string>): string | undefined {
+function rejection(item: WorkItem, f: Filters, nowMs: number | undefined, matches?: (v: string) => boolean, allowed?: Set<string>, excluded?: Set<string>): string | undefined {
   if (f.tenant !== undefined && item.tenant !== undefined && item.tenant !== f.tenant) return 'tenant';
-  if (f.version !== undefined && item.version !== undefined && !versionMatches(item.version, f.version)) return 'version';
+  if (matches && item.version !== undefined && !matches(item.version)) return 'version';
   // Without a reference time, expiry is not checked: reading the clock would make traces irreproducible.
   if (f.expired !== false && nowMs !== undefined) {
     const exp = timeOf(item.expires_at);

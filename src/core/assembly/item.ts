@@ -4,6 +4,9 @@
  * fixture; they build and filter arrays of these.
  */
 import type { FixtureItem, OmitReason, Role, Span } from '../types';
+import { sha256 } from './sha256';
+import type { Fingerprint } from './fingerprint';
+import { fingerprint } from './fingerprint';
 
 export interface WorkItem {
   slot: string;
@@ -15,7 +18,10 @@ export interface WorkItem {
   hasId: boolean;
   text: string;
   tokens: number;
-  sha256: string;
+  /** SHA-256 of the text, computed on first use (see `itemSha`): only retained items need one. */
+  sha256?: string;
+  /** Normalized-text hash and word sketch (fingerprint.ts), computed once for dedup and novelty. */
+  fp?: Fingerprint;
   role?: Role;
   at?: string;
   title?: string;
@@ -46,15 +52,14 @@ export interface Omission {
 }
 
 /** Generated ids are `<slot>_<n>` with n 1-based; a clash with a written id gets a `~k` suffix. */
-export function fromFixtureItem(slot: string, item: FixtureItem, id: string, hasId: boolean, tokens: number, sha: string): WorkItem {
+export function fromFixtureItem(slot: string, item: FixtureItem, text: string, id: string, hasId: boolean, tokens: number): WorkItem {
   const w: WorkItem = {
     slot,
     index: item.index,
     id,
     hasId,
-    text: item.text,
+    text,
     tokens,
-    sha256: sha,
     meta: item.meta ?? {},
     merged: [],
     mergedIds: [],
@@ -86,4 +91,16 @@ export function timeOf(iso: string | undefined): number | undefined {
   const s = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(iso) ? `${iso}Z` : iso;
   const t = Date.parse(s);
   return Number.isFinite(t) ? t : undefined;
+}
+
+/** The item's content hash, computed once. */
+export function itemSha(item: WorkItem): string {
+  if (item.sha256 === undefined) item.sha256 = sha256(item.text);
+  return item.sha256;
+}
+
+/** The item's fingerprint, computed once. */
+export function fingerprintOf(item: WorkItem): Fingerprint {
+  if (item.fp === undefined) item.fp = fingerprint(item.text);
+  return item.fp;
 }

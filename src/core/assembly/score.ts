@@ -17,13 +17,17 @@
  *   without one, the newest published_at in the slot, so no clock is read). Absent = 0.
  * - novelty: 1 - the highest word-set (Jaccard) overlap with the NOVELTY_WINDOW items ranked just
  *   above it by the score without novelty. Near-duplicates score alike and sit next to each other
- *   in that ranking, so a bounded window finds them while keeping the stage linear.
+ *   in that ranking, so a bounded window finds them while keeping the stage linear. Overlap is
+ *   measured on bottom-k word-hash sketches (fingerprint.ts): exact while the two texts have at
+ *   most 32 distinct words between them, an estimate beyond.
  * - contradiction_risk: `contradiction_risk` from the item's extra metadata (absent = 0).
  */
 import type { ScoringWeights } from '../config/schema';
 import type { WorkItem } from './item';
 import { timeOf } from './item';
-import { versionMatches } from './filters';
+import { versionMatcher } from './filters';
+import { fingerprintOf } from './item';
+import { sketchOverlap } from './fingerprint';
 
 export const DEFAULT_WEIGHTS: ScoringWeights = {
   relevance: 0.45,
@@ -35,7 +39,6 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
 };
 
 export const NOVELTY_WINDOW = 8;
-const NOVELTY_MAX_WORDS = 512;
 const DAY_MS = 86_400_000;
 const HALF_LIFE_DAYS = 365;
 
@@ -51,28 +54,6 @@ export function hasScoringMetadata(items: readonly WorkItem[]): boolean {
   return items.some((i) => i.relevance !== undefined || i.authority !== undefined || i.version !== undefined || i.published_at !== undefined);
 }
 
-/** Word set of a text, capped so one huge item cannot make the stage slow. */
-export function wordSet(text: string): Set<string> {
-  const set = new Set<string>();
-  const re = /[\p{L}\p{N}]+/gu;
-  let m: RegExpExecArray | null;
-  let n = 0;
-  const lower = text.length > 20_000 ? text.slice(0, 20_000).toLowerCase() : text.toLowerCase();
-  while ((m = re.exec(lower)) !== null && n < NOVELTY_MAX_WORDS) {
-    set.add(m[0]);
-    n++;
-  }
-  return set;
-}
-
-export function jaccard(a: Set<string>, b: Set<string>): number {
-  if (a.size === 0 && b.size === 0) return 1;
-  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
-  let inter = 0;
-  for (const w of small) if (large.has(w)) inter++;
-  return inter / (a.size + b.size - inter);
-}
-
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
 /**
@@ -83,35 +64,43 @@ export function rankItems(items: readonly WorkItem[], opts: ScoreOptions = {}): 
   const byIndex = [...items].sort((a, b) => a.index - b.index);
   if (!hasScoringMetadata(items)) return byIndex;
   const w: ScoringWeights = { ...DEFAULT_WEIGHTS, ...opts.weights };
+  const n = byIndex.length;
+  const published = new Float64Array(n);
   let refMs = timeOf(opts.now);
-  if (refMs === undefined) {
-    for (const i of items) {
-      const t = timeOf(i.published_at);
-      if (t !== undefined && (refMs === undefined || t > refMs)) refMs = t;
-    }
+  for (let i = 0; i < n; i++) {
+    const t = timeOf(byIndex[i].published_at);
+    published[i] = t ?? Number.NaN;
+    if (opts.now === undefined && t !== undefined && (refMs === undefined || t > refMs)) refMs = t;
   }
-  const base = new Map<WorkItem, number>();
-  for (const item of byIndex) {
+  // Scores live in an array indexed by fixture position, so sorting does no map lookups.
+  const base = new Float64Array(n);
+  const matches = opts.version !== undefined ? versionMatcher(opts.version) : undefined;
+  for (let i = 0; i < n; i++) {
+    const item = byIndex[i];
     const rel = clamp01(item.relevance ?? 0);
     const auth = clamp01(item.authority ?? 0);
     let vm = 0;
-    if (opts.version !== undefined) vm = item.version === undefined ? 0.5 : versionMatches(item.version, opts.version) ? 1 : 0;
+    if (matches) vm = item.version === undefined ? 0.5 : matches(item.version) ? 1 : 0;
     let rec = 0;
-    const pub = timeOf(item.published_at);
-    if (pub !== undefined && refMs !== undefined) rec = Math.pow(0.5, Math.max(0, refMs - pub) / DAY_MS / HALF_LIFE_DAYS);
+    const pub = published[i];
+    if (!Number.isNaN(pub) && refMs !== undefined) rec = Math.pow(0.5, Math.max(0, refMs - pub) / DAY_MS / HALF_LIFE_DAYS);
     const risk = typeof item.meta.contradiction_risk === 'number' ? clamp01(item.meta.contradiction_risk) : 0;
-    base.set(item, w.relevance * rel + w.authority * auth + w.version_match * vm + w.recency * rec - w.contradiction_penalty * risk);
+    base[i] = w.relevance * rel + w.authority * auth + w.version_match * vm + w.recency * rec - w.contradiction_penalty * risk;
   }
-  const baseOrder = [...byIndex].sort((a, b) => base.get(b)! - base.get(a)! || a.index - b.index);
-  const sets: Array<Set<string>> = [];
-  for (let i = 0; i < baseOrder.length; i++) {
-    const set = w.novelty !== 0 ? wordSet(baseOrder[i].text) : new Set<string>();
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => base[b] - base[a] || a - b);
+  const score = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const i = order[k];
+    const item = byIndex[i];
     let maxOverlap = 0;
-    if (w.novelty !== 0) for (let j = Math.max(0, i - NOVELTY_WINDOW); j < i; j++) maxOverlap = Math.max(maxOverlap, jaccard(set, sets[j]));
-    sets.push(set);
-    baseOrder[i].score = round4(base.get(baseOrder[i])! + w.novelty * (1 - maxOverlap));
+    if (w.novelty !== 0) {
+      const sk = fingerprintOf(item).sketch;
+      for (let j = Math.max(0, k - NOVELTY_WINDOW); j < k && maxOverlap < 1; j++) maxOverlap = Math.max(maxOverlap, sketchOverlap(sk, fingerprintOf(byIndex[order[j]]).sketch));
+    }
+    score[i] = round4(base[i] + w.novelty * (1 - maxOverlap));
+    item.score = score[i];
   }
-  return baseOrder.sort((a, b) => b.score! - a.score! || a.index - b.index);
+  return order.sort((a, b) => score[b] - score[a] || a - b).map((i) => byIndex[i]);
 }
 
 function clamp01(x: number): number {

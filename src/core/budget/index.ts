@@ -40,22 +40,22 @@ export interface BudgetOptions {
  * budgets resolve against the input budget, which is window - output (or the input limit).
  */
 export function computeBudget(config: ContextConfig, opts: BudgetOptions): BudgetReport {
-  const model = opts.model;
+  const model = opts.model ?? configModel(config);
   let limits: { input: number; output: number } | undefined;
   if (config.limits) limits = { input: config.limits.input, output: config.limits.output };
   else if (model?.maxInput !== undefined) limits = { input: model.maxInput, output: model.maxOutput ?? model.window };
   const window = config.window ?? model?.window ?? (limits ? limits.input + limits.output : 0);
   const output = config.output ?? 0;
   const inputBudget = Math.max(0, limits ? limits.input : window - output);
-  const margin = resolveAmount(config.margin ?? 0, limits ? limits.input : window);
+  const margin = resolveAmount((config.margin ?? 0) as Amount, limits ? limits.input : window);
 
   const slots: BudgetLine[] = [];
   let inputAllocated = 0;
   for (const [name, slot] of Object.entries(config.slots ?? {})) {
     const line: BudgetLine = { name, kind: slot.kind, trust: slot.trust, required: slot.required };
     if (slot.budget !== undefined) {
-      line.budget = resolveAmount(slot.budget, inputBudget);
-      line.written = slot.budget;
+      line.budget = resolveAmount(slot.budget as Amount, inputBudget);
+      line.written = slot.budget as Amount;
       inputAllocated += line.budget;
     }
     slots.push(line);
@@ -82,6 +82,25 @@ export function computeBudget(config: ContextConfig, opts: BudgetOptions): Budge
   if (modelName !== undefined) report.model = modelName;
   if (limits) report.limits = limits;
   return report;
+}
+
+/** The config's own `models` entry for its `model`, when the caller resolved none. */
+function configModel(config: ContextConfig): ModelInfo | undefined {
+  const name = config.model;
+  const e = name !== undefined ? config.models?.[name] : undefined;
+  if (!e || name === undefined) return undefined;
+  const info: ModelInfo = {
+    name,
+    provider: 'custom',
+    window: e.window,
+    tokenizer: e.tokenizer,
+    messageOverhead: e.message_overhead,
+    requestOverhead: e.request_overhead,
+    exact: e.exact,
+  };
+  if (e.max_output !== undefined) info.maxOutput = e.max_output;
+  if (e.max_input !== undefined) info.maxInput = e.max_input;
+  return info;
 }
 
 /**

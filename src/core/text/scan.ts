@@ -201,7 +201,8 @@ export function scanSecrets(path: string, text: string, base = 0): Finding[] {
         if (close >= 0 && close - end < 100_000) end = close + endMarker.length;
         message = `A private key block (${m[0]}) would be sent to the model; remove it and rotate the key.`;
       } else {
-        message = `Looks like a ${p.name} (${redactSecret(m[0])}); it would be sent to the model. Remove it and rotate the credential.`;
+        const article = /^[AEIOU]/.test(p.name) ? 'an' : 'a';
+        message = `Looks like ${article} ${p.name} (${redactSecret(m[0])}); it would be sent to the model. Remove it and rotate the credential.`;
       }
       if (overlaps(start, end)) continue;
       hits.push({ start, end, message });

@@ -22,7 +22,8 @@ export interface YamlSource {
 
 export function parseYaml(text: string, base = 0): YamlSource {
   // prettyErrors:false keeps messages to one line; the position goes into the span instead.
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, keepSourceTokens: false });
+  // logLevel 'error': yaml must not print warnings to the console of a language server.
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, keepSourceTokens: false, logLevel: 'error' });
   return { doc, text, base };
 }
 
@@ -78,7 +79,10 @@ export function keySpanAt(src: YamlSource, path: YamlPath, root?: unknown): Span
 /** Span of the value at `path`; for a key without a value, the key's span. */
 export function valueSpanAt(src: YamlSource, path: YamlPath, root?: unknown): Span | undefined {
   const { pair, node } = findAt(src, path, root);
-  return nodeSpan(src, node) ?? (pair ? nodeSpan(src, pair.key) : undefined);
+  const span = nodeSpan(src, node);
+  // An empty value (`key:` with nothing after it) has an empty range: point at the key instead.
+  if ((!span || span.start === span.end) && pair) return nodeSpan(src, pair.key) ?? span;
+  return span;
 }
 
 /** The text a scalar was written as (`4.10` stays "4.10"), or undefined for non-scalars. */
@@ -116,6 +120,10 @@ export function yamlProblems(src: YamlSource): YamlProblem[] {
     // An error reported past the end (missing closing bracket at EOF) is shown on the last character.
     if (start === end && start === len && len > 0) start = Math.max(0, len - 1);
     if (start === end && end < len) end = start + 1;
+    // yaml often points at the first character of a key or scalar; show the whole token.
+    if (end === start + 1) {
+      while (end < len && /[^\s:,[\]{}#"']/.test(src.text.charAt(end)) && /[^\s:,[\]{}#"']/.test(src.text.charAt(start))) end++;
+    }
     return { message: e.message, span: { start: src.base + start, end: src.base + end } };
   });
 }

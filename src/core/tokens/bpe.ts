@@ -76,28 +76,35 @@ export function countHeap(table: RankTable, buf: Uint8Array, n: number): number 
 
 /** tiktoken's O(n*m) merge loop on typed arrays; prefix hashes are filled. */
 function scan(table: RankTable, buf: Uint8Array, n: number): number {
-  // parts 0..m-1 start at partStart[i]; partStart[m] = n is a sentinel.
+  // Locals, so the hot loop reads no module or object state.
+  const ps = partStart;
+  const pr = partRank;
+  const pair = table.pair;
+  // parts 0..m-1 start at ps[i]; ps[m] = n is a sentinel; pr[i] ranks merging part i with i+1.
   let m = n;
-  for (let i = 0; i < n; i++) partStart[i] = i;
-  partStart[n] = n;
-  for (let i = 0; i < n - 1; i++) partRank[i] = table.pair[(buf[i] << 8) | buf[i + 1]];
-  partRank[n - 1] = NO_RANK;
+  for (let i = 0; i < n; i++) ps[i] = i;
+  ps[n] = n;
+  for (let i = 0; i < n - 1; i++) pr[i] = pair[(buf[i] << 8) | buf[i + 1]];
+  pr[n - 1] = NO_RANK;
   for (;;) {
     let min = NO_RANK;
     let at = -1;
     for (let i = 0; i < m - 1; i++) {
-      if (partRank[i] < min) {
-        min = partRank[i];
+      if (pr[i] < min) {
+        min = pr[i];
         at = i;
       }
     }
     if (at < 0) break;
-    // Merge part at+1 into part at.
-    partStart.copyWithin(at + 1, at + 2, m + 1);
-    partRank.copyWithin(at + 1, at + 2, m);
+    // Merge part at+1 into part at (plain loops: typed-array copyWithin costs more per call
+    // than these few moves).
+    for (let k = at + 1; k < m; k++) {
+      ps[k] = ps[k + 1];
+      pr[k] = pr[k + 1];
+    }
     m--;
-    partRank[at] = at + 2 <= m ? spanRank(table, buf, partStart[at], partStart[at + 2]) : NO_RANK;
-    if (at > 0) partRank[at - 1] = spanRank(table, buf, partStart[at - 1], partStart[at + 1]);
+    pr[at] = at + 2 <= m ? spanRank(table, buf, ps[at], ps[at + 2]) : NO_RANK;
+    if (at > 0) pr[at - 1] = spanRank(table, buf, ps[at - 1], ps[at + 1]);
   }
   return m;
 }

@@ -12,11 +12,10 @@
  *   to `s`, so `'ſ` is a contraction for tiktoken and must be here too.
  * - No special tokens: `<|endoftext|>` inside content is ordinary text, as with `encode_ordinary`.
  *
- * Rank data is js-tiktoken's (`js-tiktoken/ranks/*`), required only when an encoding is first used,
- * so an unused encoding costs neither time nor memory. The requires are static strings so that
- * esbuild bundles the data into dist/cli.js and dist/server.js (as lazily evaluated modules).
+ * Rank data is js-tiktoken's (rankData.ts says where it is read from), loaded only when an
+ * encoding is first used, so an unused encoding costs neither time nor memory.
  */
-import type { RankFile } from './rankTable';
+import { pieceEndCl100k, pieceEndO200k, pieceEndR50k, type PieceEnd } from './pretokenize';
 
 const WS = '\\p{White_Space}';
 const NOT_WS = '\\P{White_Space}';
@@ -56,18 +55,15 @@ const R50K_PATTERN = [
 
 export interface EncodingSpec {
   name: string;
-  /** Pre-tokenizer pattern source, compiled with the `gu` flags. */
+  /** Pre-tokenizer pattern source, compiled with the `gu` flags: the specification of pieceEnd. */
   pattern: string;
-  /** Loads the rank data (synchronously; called once, on first use). */
-  load(): RankFile;
+  /** The hand-written scanner that splits text as `pattern` does (pretokenize.ts). */
+  pieceEnd: PieceEnd;
 }
 
-// The requires are written out one by one (not computed) so bundlers can see them.
-/* eslint-disable @typescript-eslint/no-require-imports */
 export const ENCODINGS: Readonly<Record<string, EncodingSpec>> = {
-  o200k_base: { name: 'o200k_base', pattern: O200K_PATTERN, load: () => require('js-tiktoken/ranks/o200k_base') as RankFile },
-  cl100k_base: { name: 'cl100k_base', pattern: CL100K_PATTERN, load: () => require('js-tiktoken/ranks/cl100k_base') as RankFile },
-  p50k_base: { name: 'p50k_base', pattern: R50K_PATTERN, load: () => require('js-tiktoken/ranks/p50k_base') as RankFile },
-  r50k_base: { name: 'r50k_base', pattern: R50K_PATTERN, load: () => require('js-tiktoken/ranks/r50k_base') as RankFile },
+  o200k_base: { name: 'o200k_base', pattern: O200K_PATTERN, pieceEnd: pieceEndO200k },
+  cl100k_base: { name: 'cl100k_base', pattern: CL100K_PATTERN, pieceEnd: pieceEndCl100k },
+  p50k_base: { name: 'p50k_base', pattern: R50K_PATTERN, pieceEnd: pieceEndR50k },
+  r50k_base: { name: 'r50k_base', pattern: R50K_PATTERN, pieceEnd: pieceEndR50k },
 };
-/* eslint-enable @typescript-eslint/no-require-imports */

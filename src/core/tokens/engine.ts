@@ -1,14 +1,15 @@
 /**
- * One exact BPE encoding at work: pre-tokenize with the encoding's pattern, look each piece up in
- * a per-piece cache, and byte-pair merge the pieces not seen before. Only counts are produced;
- * token ids are never needed by Context Lens.
+ * One exact BPE encoding at work: split text into pieces with the encoding's scanner, look each
+ * piece up in the per-piece cache, and byte-pair merge the pieces not seen before. Only counts
+ * are produced; token ids are never needed by Context Lens.
  */
 import { countPieceBytes } from './bpe';
 import type { EncodingSpec } from './encodings';
-import { RankTable } from './rankTable';
+import { PieceCache } from './pieceCache';
+import type { PieceEnd } from './pretokenize';
+import { loadTokenList } from './rankData';
+import { RankTable, type TokenList } from './rankTable';
 
-/** Pieces kept per cache generation; two generations bound the cache at twice this. */
-const PIECE_CACHE_GENERATION = 100_000;
 /** Pieces longer than this (UTF-16 units) are not cached: they are rare and would pin memory. */
 const PIECE_CACHE_MAX_LENGTH = 256;
 
@@ -55,15 +56,17 @@ function encodeUtf8(text: string, start: number, end: number): number {
 export class BpeEngine {
   readonly name: string;
   private readonly spec: EncodingSpec;
+  private readonly pieceEnd: PieceEnd;
   private tableValue: RankTable | undefined;
-  private readonly regex: RegExp;
-  private young = new Map<string, number>();
-  private old = new Map<string, number>();
+  private readonly cache = new PieceCache();
+  private readonly load: (name: string) => TokenList;
 
-  constructor(spec: EncodingSpec) {
+  /** `load` supplies the rank data on first use (tests pass one to load from a given source). */
+  constructor(spec: EncodingSpec, load: (name: string) => TokenList = loadTokenList) {
     this.name = spec.name;
     this.spec = spec;
-    this.regex = new RegExp(spec.pattern, 'gu');
+    this.pieceEnd = spec.pieceEnd;
+    this.load = load;
   }
 
   /** True once the rank data has been loaded. */
@@ -73,53 +76,55 @@ export class BpeEngine {
 
   /** The rank table, loaded on first use. */
   get table(): RankTable {
-    if (this.tableValue === undefined) this.tableValue = new RankTable(this.spec.load().bpe_ranks);
+    if (this.tableValue === undefined) this.tableValue = new RankTable(this.load(this.spec.name));
     return this.tableValue;
   }
 
   /** Forgets every cached piece (the bench uses this to measure cold runs). */
   clearCache(): void {
-    this.young = new Map();
-    this.old = new Map();
+    this.cache.clear();
   }
 
-  /** Token count of text, tokenized from scratch (pieces are still cached). */
-  count(text: string): number {
+  /** Token count of text[start..end) (pieces seen before come from the piece cache). */
+  count(text: string, start = 0, end = text.length): number {
     const table = this.table;
-    const re = this.regex;
-    re.lastIndex = 0;
+    const cache = this.cache;
+    const pieceEnd = this.pieceEnd;
     let total = 0;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(text)) !== null) {
-      const piece = m[0];
-      const len = piece.length;
-      if (len === 1) {
-        const c = piece.charCodeAt(0);
-        // Every single byte is a token; so is every one-unit piece below U+0080.
-        if (c < 0x80) {
-          total += 1;
-          continue;
-        }
-      }
-      let n = this.young.get(piece);
-      if (n === undefined) {
-        n = this.old.get(piece);
-        if (n === undefined) {
-          const start = m.index;
-          const bytes = encodeUtf8(text, start, start + len);
+    let i = start;
+    while (i < end) {
+      const e = pieceEnd(text, i, end);
+      const len = e - i;
+      // Every byte is a token, so a one-unit ASCII piece is one token.
+      if (len === 1 && text.charCodeAt(i) < 0x80) {
+        total += 1;
+      } else if (len <= PIECE_CACHE_MAX_LENGTH) {
+        const h = PieceCache.hash(text, i, e);
+        let n = cache.get(text, i, e, h);
+        if (n < 0) {
+          const bytes = encodeUtf8(text, i, e); // may grow the buffer: read utf8 after
           n = countPieceBytes(table, utf8, bytes);
+          cache.set(text, i, e, h, n);
         }
-        if (len <= PIECE_CACHE_MAX_LENGTH) {
-          if (this.young.size >= PIECE_CACHE_GENERATION) {
-            this.old = this.young;
-            this.young = new Map();
-          }
-          this.young.set(piece, n);
-        }
+        total += n;
+      } else {
+        const bytes = encodeUtf8(text, i, e);
+        total += countPieceBytes(table, utf8, bytes);
       }
-      total += n;
+      i = e;
     }
     return total;
+  }
+
+  /** The pieces of text, as the scanner splits it (for tests against the reference regex). */
+  split(text: string): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < text.length; ) {
+      const e = this.pieceEnd(text, i, text.length);
+      out.push(text.slice(i, e));
+      i = e;
+    }
+    return out;
   }
 
   /** Token count of one piece given as a string (used by tests of the merge). */

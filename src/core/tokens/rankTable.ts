@@ -1,12 +1,14 @@
 /**
- * The byte-level rank table of one BPE encoding, built from js-tiktoken's rank data.
+ * The byte-level rank table of one BPE encoding, and the two forms its data arrives in:
+ * js-tiktoken's rank modules (base64 text, used from a source checkout) and the compact rank
+ * asset that the build writes next to the bundles (dist/tokenizers/<name>.ranks).
  *
  * Why not a `Map<string, number>` keyed by byte strings (what js-tiktoken does): building 200k
  * string keys takes most of js-tiktoken's 0.7 s load, and every lookup during a merge would
  * allocate a substring. Here all token bytes sit in one packed Uint8Array, an open-addressing
- * table of token indices is keyed by a polynomial hash, and the hash of any byte span of a piece
- * comes in O(1) from prefix hashes. Every hit is verified byte by byte, so a hash collision can
- * cost time but never a wrong rank.
+ * table is keyed by a polynomial hash, and the hash of any byte span of a piece comes in O(1)
+ * from prefix hashes. Every hit is verified byte by byte, so a hash collision can cost time but
+ * never a wrong rank.
  */
 
 /** Rank of a byte span that is not a token. Larger than every real rank. */
@@ -24,8 +26,117 @@ export interface RankFile {
   explicit_n_vocab?: number;
 }
 
+/**
+ * An encoding's tokens in rank order: token i has `lengths[i]` bytes, packed one after another in
+ * `bytes`. `segments` lists [first rank, token count] runs (ranks have gaps where special tokens
+ * sit, e.g. p50k_base's 50256).
+ */
+export interface TokenList {
+  bytes: Uint8Array;
+  lengths: Uint8Array;
+  segments: Array<[number, number]>;
+}
+
 const B64 = new Int8Array(128).fill(-1);
 for (let i = 0; i < 64; i++) B64['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
+
+/** Decodes js-tiktoken's `bpe_ranks` text. */
+export function parseJsTiktokenRanks(text: string): TokenList {
+  // Base64 makes at most 3 bytes of 4 characters, and every token takes at least 5 characters
+  // with its separator, so these bounds hold; the arrays are trimmed at the end.
+  const bytes = new Uint8Array(Math.ceil((text.length * 3) / 4));
+  const lengths = new Uint8Array(Math.ceil(text.length / 5) + 1);
+  const segments: Array<[number, number]> = [];
+  const n = text.length;
+  let w = 0;
+  let t = 0;
+  for (let lineStart = 0; lineStart < n; ) {
+    let lineEnd = text.indexOf('\n', lineStart);
+    if (lineEnd < 0) lineEnd = n;
+    const nameEnd = text.indexOf(' ', lineStart);
+    if (nameEnd >= 0 && nameEnd < lineEnd) {
+      let rankEnd = text.indexOf(' ', nameEnd + 1);
+      if (rankEnd < 0 || rankEnd > lineEnd) rankEnd = lineEnd;
+      const first = Number.parseInt(text.slice(nameEnd + 1, rankEnd), 10);
+      const before = t;
+      for (let i = rankEnd; i < lineEnd; ) {
+        const s = i + 1;
+        let e = text.indexOf(' ', s);
+        if (e < 0 || e > lineEnd) e = lineEnd;
+        if (e > s) {
+          const start = w;
+          let acc = 0;
+          let accBits = 0;
+          for (let k = s; k < e; k++) {
+            const v = B64[text.charCodeAt(k)];
+            if (!(v >= 0)) break; // '=' padding (or anything else that is not base64)
+            acc = ((acc << 6) | v) & 0xffffff;
+            accBits += 6;
+            if (accBits >= 8) {
+              accBits -= 8;
+              bytes[w++] = (acc >>> accBits) & 0xff;
+            }
+          }
+          lengths[t++] = w - start;
+        }
+        i = e;
+      }
+      if (t > before) segments.push([first, t - before]);
+    }
+    lineStart = lineEnd + 1;
+  }
+  return { bytes: bytes.slice(0, w), lengths: lengths.slice(0, t), segments };
+}
+
+const ASSET_MAGIC = 0x4b524c43; // "CLRK" little-endian
+const ASSET_VERSION = 1;
+
+/**
+ * The compact rank asset: little-endian u32 magic, version, token count, byte count, segment
+ * count; u32 pairs [first rank, count] per segment; one length byte per token; the token bytes.
+ * Loading it is a read and a table build, with no text to scan or base64 to decode.
+ */
+export function encodeRankAsset(list: TokenList): Uint8Array {
+  const head = 20 + 8 * list.segments.length;
+  const out = new Uint8Array(head + list.lengths.length + list.bytes.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, ASSET_MAGIC, true);
+  view.setUint32(4, ASSET_VERSION, true);
+  view.setUint32(8, list.lengths.length, true);
+  view.setUint32(12, list.bytes.length, true);
+  view.setUint32(16, list.segments.length, true);
+  list.segments.forEach(([first, count], i) => {
+    view.setUint32(20 + 8 * i, first, true);
+    view.setUint32(24 + 8 * i, count, true);
+  });
+  out.set(list.lengths, head);
+  out.set(list.bytes, head + list.lengths.length);
+  return out;
+}
+
+/** Reads a rank asset; undefined when it is not one (wrong magic, version or size). */
+export function decodeRankAsset(data: Uint8Array): TokenList | undefined {
+  if (data.length < 20) return undefined;
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  if (view.getUint32(0, true) !== ASSET_MAGIC || view.getUint32(4, true) !== ASSET_VERSION) return undefined;
+  const tokens = view.getUint32(8, true);
+  const byteCount = view.getUint32(12, true);
+  const segmentCount = view.getUint32(16, true);
+  const head = 20 + 8 * segmentCount;
+  if (data.length !== head + tokens + byteCount) return undefined;
+  const segments: Array<[number, number]> = [];
+  let listed = 0;
+  for (let i = 0; i < segmentCount; i++) {
+    const count = view.getUint32(24 + 8 * i, true);
+    segments.push([view.getUint32(20 + 8 * i, true), count]);
+    listed += count;
+  }
+  const lengths = data.subarray(head, head + tokens);
+  let sum = 0;
+  for (let i = 0; i < tokens; i++) sum += lengths[i];
+  if (listed !== tokens || sum !== byteCount) return undefined;
+  return { lengths, bytes: data.subarray(head + tokens), segments };
+}
 
 /** Spreads a 32-bit hash over the high bits, which index the table (polynomial hashes have weak low bits). */
 function slotOf(h: number, shift: number): number {
@@ -33,15 +144,14 @@ function slotOf(h: number, shift: number): number {
 }
 
 export class RankTable {
-  /** Every token's bytes, packed in table order. */
+  /** Every token's bytes, packed in rank order. */
   readonly bytes: Uint8Array;
-  /** Token i occupies bytes[starts[i] .. starts[i + 1]). */
-  readonly starts: Uint32Array;
-  readonly ranks: Uint32Array;
-  /** Open addressing: token index + 1, or 0 for an empty slot. */
-  private readonly slots: Int32Array;
-  /** The full hash of the token in each slot, to skip most byte comparisons. */
-  private readonly slotHash: Int32Array;
+  /**
+   * Open addressing, four ints per slot: [hash, rank, byte start, byte length], length 0 when
+   * empty. Everything a probe needs sits in one cache line: lookups during merges are random
+   * accesses into a table of megabytes, so cache misses, not instructions, are their cost.
+   */
+  private readonly entries: Int32Array;
   private readonly mask: number;
   private readonly shift: number;
   /** Rank of every two-byte span (the first round of every merge), NO_RANK when none. */
@@ -54,109 +164,50 @@ export class RankTable {
   readonly pow: Int32Array;
   readonly size: number;
 
-  constructor(bpeRanks: string) {
-    // Pass 1: count tokens and bytes so every array is allocated once.
-    let tokens = 0;
-    let byteCount = 0;
-    const text = bpeRanks;
-    const n = text.length;
-    for (let lineStart = 0; lineStart < n; ) {
-      let lineEnd = text.indexOf('\n', lineStart);
-      if (lineEnd < 0) lineEnd = n;
-      let i = text.indexOf(' ', lineStart); // after the line's name
-      i = i < 0 || i > lineEnd ? lineEnd : text.indexOf(' ', i + 1); // after the first rank
-      if (i < 0 || i > lineEnd) i = lineEnd;
-      while (i < lineEnd) {
-        const s = i + 1;
-        let e = text.indexOf(' ', s);
-        if (e < 0 || e > lineEnd) e = lineEnd;
-        if (e > s) {
-          let pad = 0;
-          if (text.charCodeAt(e - 1) === 61 /* = */) pad = text.charCodeAt(e - 2) === 61 ? 2 : 1;
-          byteCount += ((e - s) >> 2) * 3 - pad;
-          tokens++;
-        }
-        i = e;
-      }
-      lineStart = lineEnd + 1;
-    }
-
+  constructor(list: TokenList) {
+    const { bytes, lengths } = list;
+    const tokens = lengths.length;
+    this.bytes = bytes;
     this.size = tokens;
-    this.bytes = new Uint8Array(byteCount);
-    this.starts = new Uint32Array(tokens + 1);
-    this.ranks = new Uint32Array(tokens);
     let bits = 1;
     while (1 << bits < tokens * 2) bits++;
-    this.slots = new Int32Array(1 << bits);
-    this.slotHash = new Int32Array(1 << bits);
-    this.mask = (1 << bits) - 1;
-    this.shift = 32 - bits;
-    this.pair = new Int32Array(65536).fill(NO_RANK);
-    this.single = new Int32Array(256).fill(NO_RANK);
+    const entries = new Int32Array(4 << bits);
+    const mask = (1 << bits) - 1;
+    const shift = 32 - bits;
+    this.entries = entries;
+    this.mask = mask;
+    this.shift = shift;
+    const pair = new Int32Array(65536).fill(NO_RANK);
+    const single = new Int32Array(256).fill(NO_RANK);
+    this.pair = pair;
+    this.single = single;
 
-    // Pass 2: decode base64 straight into the packed bytes and index each token.
-    const bytes = this.bytes;
     let t = 0;
-    let w = 0;
+    let at = 0;
     let maxLen = 0;
-    for (let lineStart = 0; lineStart < n; ) {
-      let lineEnd = text.indexOf('\n', lineStart);
-      if (lineEnd < 0) lineEnd = n;
-      const nameEnd = text.indexOf(' ', lineStart);
-      if (nameEnd < 0 || nameEnd >= lineEnd) {
-        lineStart = lineEnd + 1;
-        continue;
+    for (const [first, count] of list.segments) {
+      for (let rank = first; rank < first + count; rank++, t++) {
+        const len = lengths[t];
+        const start = at;
+        at += len;
+        if (len > maxLen) maxLen = len;
+        if (len === 1) single[bytes[start]] = rank;
+        else if (len === 2) pair[(bytes[start] << 8) | bytes[start + 1]] = rank;
+        let h = 0;
+        for (let k = start; k < at; k++) h = (Math.imul(h, HASH_MUL) + bytes[k]) | 0;
+        let slot = slotOf(h, shift);
+        while (entries[4 * slot + 3] !== 0) slot = (slot + 1) & mask;
+        const e = 4 * slot;
+        entries[e] = h;
+        entries[e + 1] = rank;
+        entries[e + 2] = start;
+        entries[e + 3] = len;
       }
-      let rankEnd = text.indexOf(' ', nameEnd + 1);
-      if (rankEnd < 0 || rankEnd > lineEnd) rankEnd = lineEnd;
-      let rank = Number.parseInt(text.slice(nameEnd + 1, rankEnd), 10);
-      let i = rankEnd;
-      while (i < lineEnd) {
-        const s = i + 1;
-        let e = text.indexOf(' ', s);
-        if (e < 0 || e > lineEnd) e = lineEnd;
-        if (e > s) {
-          const start = w;
-          let acc = 0;
-          let accBits = 0;
-          for (let k = s; k < e; k++) {
-            const v = B64[text.charCodeAt(k)];
-            if (v < 0) break; // '=' padding
-            acc = ((acc << 6) | v) & 0xffffff;
-            accBits += 6;
-            if (accBits >= 8) {
-              accBits -= 8;
-              bytes[w++] = (acc >>> accBits) & 0xff;
-            }
-          }
-          this.starts[t] = start;
-          this.ranks[t] = rank;
-          this.insert(t, start, w);
-          const len = w - start;
-          if (len > maxLen) maxLen = len;
-          if (len === 1) this.single[bytes[start]] = rank;
-          else if (len === 2) this.pair[(bytes[start] << 8) | bytes[start + 1]] = rank;
-          t++;
-          rank++;
-        }
-        i = e;
-      }
-      lineStart = lineEnd + 1;
     }
-    this.starts[tokens] = w;
     this.maxLen = maxLen;
     this.pow = new Int32Array(maxLen + 1);
     this.pow[0] = 1;
     for (let k = 1; k <= maxLen; k++) this.pow[k] = Math.imul(this.pow[k - 1], HASH_MUL);
-  }
-
-  private insert(token: number, start: number, end: number): void {
-    let h = 0;
-    for (let k = start; k < end; k++) h = (Math.imul(h, HASH_MUL) + this.bytes[k]) | 0;
-    let slot = slotOf(h, this.shift);
-    while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
-    this.slots[slot] = token + 1;
-    this.slotHash[slot] = h;
   }
 
   /**
@@ -165,22 +216,18 @@ export class RankTable {
    */
   lookup(buf: Uint8Array, a: number, c: number, h: number): number {
     const len = c - a;
-    const slots = this.slots;
-    const slotHash = this.slotHash;
-    const starts = this.starts;
+    const entries = this.entries;
     const bytes = this.bytes;
     let slot = slotOf(h, this.shift);
     for (;;) {
-      const entry = slots[slot];
-      if (entry === 0) return NO_RANK;
-      if (slotHash[slot] === h) {
-        const tok = entry - 1;
-        const s = starts[tok];
-        if (starts[tok + 1] - s === len) {
-          let k = 0;
-          while (k < len && bytes[s + k] === buf[a + k]) k++;
-          if (k === len) return this.ranks[tok];
-        }
+      const e = 4 * slot;
+      const l = entries[e + 3];
+      if (l === 0) return NO_RANK;
+      if (l === len && entries[e] === h) {
+        const s = entries[e + 2];
+        let k = 0;
+        while (k < len && bytes[s + k] === buf[a + k]) k++;
+        if (k === len) return entries[e + 1];
       }
       slot = (slot + 1) & this.mask;
     }
@@ -196,8 +243,8 @@ export class RankTable {
     return this.lookup(buf, a, c, h);
   }
 
-  /** Approximate heap footprint of the table, for the bench and the docs. */
+  /** Approximate memory held by the table, for the bench and the docs. */
   byteSize(): number {
-    return this.bytes.byteLength + this.starts.byteLength + this.ranks.byteLength + this.slots.byteLength * 2 + this.pair.byteLength;
+    return this.bytes.byteLength + this.entries.byteLength + this.pair.byteLength + this.single.byteLength;
   }
 }

@@ -1,0 +1,578 @@
+/**
+ * The dotprompt body: Handlebars parsed with `@handlebars/parser` (which keeps exact locations)
+ * and turned into messages, render-ready nodes and slot uses.
+ *
+ * `@handlebars/parser` stops at the first error, so a broken body is repaired before it is parsed
+ * again: unterminated tags and stray closers are blanked (same length, line breaks kept, so every
+ * later location is still exact), blocks closed too early are turned into plain helper calls, and
+ * blocks never closed get their closer appended after the end of the text. Each repair is
+ * reported as a `template-invalid` finding at the tag, and the rest of the body is still analysed.
+ */
+import { parse } from '@handlebars/parser';
+import type { AST } from '@handlebars/parser';
+import { finding } from '../rules/registry';
+import { LineIndex } from '../text/lineIndex';
+import type { Finding, Role, Span, TemplateMessage, TemplateNode } from '../types';
+import { ForwardFinder, blankNodes, normalizeRole } from './shared';
+import type { EachNode, RawUse } from './shared';
+
+export interface BodyResult {
+  messages: TemplateMessage[];
+  uses: RawUse[];
+  findings: Finding[];
+}
+
+// ---------------------------------------------------------------------------
+// Tag scanning and repair
+// ---------------------------------------------------------------------------
+
+interface HbTag {
+  start: number;
+  end: number;
+  kind: 'open' | 'close' | 'else' | 'comment' | 'other';
+  name?: string;
+  /** False when no `}}` follows before the next `{{` (or the end). */
+  closed: boolean;
+}
+
+/** A lenient scan of Handlebars tags, used only to repair a body the real parser rejected. */
+export function scanHandlebarsTags(src: string): HbTag[] {
+  const tags: HbTag[] = [];
+  const find = new ForwardFinder(src);
+  let i = 0;
+  while (i < src.length) {
+    const at = src.indexOf('{{', i);
+    if (at < 0) break;
+    if (at > 0 && src.charAt(at - 1) === '\\' && src.charAt(at - 2) !== '\\') {
+      i = at + 2;
+      continue;
+    }
+    // Raw blocks {{{{raw}}}} ... {{{{/raw}}}} hold text only.
+    if (src.startsWith('{{{{', at)) {
+      const close = find.indexOf('}}}}', at + 4);
+      const name = /^\{\{\{\{\s*([^\s}]+)/.exec(src.slice(at, at + 100))?.[1] ?? '';
+      const endTag = close < 0 ? -1 : find.indexOf(`{{{{/${name}}}}}`, close + 4);
+      const end = endTag < 0 ? (close < 0 ? src.length : close + 4) : endTag + name.length + 9;
+      tags.push({ start: at, end, kind: 'other', closed: close >= 0 });
+      i = end;
+      continue;
+    }
+    let closer = '}}';
+    let kind: HbTag['kind'] = 'other';
+    if (src.startsWith('{{!--', at) || src.startsWith('{{~!--', at)) {
+      closer = '--}}';
+      kind = 'comment';
+    } else if (src.startsWith('{{!', at) || src.startsWith('{{~!', at)) kind = 'comment';
+    else if (src.startsWith('{{{', at)) closer = '}}}';
+    const close = find.indexOf(closer, at + 2);
+    const next = kind === 'comment' ? -1 : find.indexOf('{{', at + 2);
+    if (close < 0 || (next >= 0 && next < close)) {
+      let end = find.lineEnd(at);
+      if (next >= 0) end = Math.min(end, next);
+      tags.push({ start: at, end, kind, closed: false });
+      i = Math.max(at + 2, end);
+      continue;
+    }
+    const end = close + closer.length;
+    const inner = src.slice(at + 2, close).replace(/^~/, '').replace(/~$/, '').trim();
+    let name: string | undefined;
+    let m: RegExpExecArray | null;
+    if (kind === 'comment') {
+      // kind stays comment
+    } else if ((m = /^#[>*]?\s*([^\s}~()]+)/.exec(inner))) {
+      kind = 'open';
+      name = m[1];
+    } else if ((m = /^\^\s*([^\s}~()]+)/.exec(inner))) {
+      kind = 'open';
+      name = m[1];
+    } else if ((m = /^\/\s*([^\s}~()]+)/.exec(inner))) {
+      kind = 'close';
+      name = m[1];
+    } else if (/^(else\b|\^$)/.test(inner)) kind = 'else';
+    tags.push({ start: at, end, kind, name, closed: true });
+    i = end;
+  }
+  return tags;
+}
+
+/** Replaces [start, end) with spaces, keeping line breaks so every later location is unchanged. */
+function blank(chars: string[], start: number, end: number): void {
+  for (let k = start; k < end && k < chars.length; k++) if (chars[k] !== '\n' && chars[k] !== '\r') chars[k] = ' ';
+}
+
+function tagText(src: string, t: HbTag): string {
+  const s = src.slice(t.start, t.end).replace(/\s+/g, ' ');
+  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
+}
+
+/** Structural repair: unterminated tags, stray or early closers, blocks never closed. */
+function repairStructure(path: string, body: string, bodyStart: number, findings: Finding[]): string {
+  const tags = scanHandlebarsTags(body);
+  const chars = body.split('');
+  const stack: HbTag[] = [];
+  const at = (t: HbTag): Span => ({ start: bodyStart + t.start, end: bodyStart + t.end });
+  const neutralize = (t: HbTag) => {
+    const text = body.slice(t.start, t.end);
+    const sigil = text.search(/[#^]/);
+    if (/^\{\{~?\s*#[>*]/.test(text) || sigil < 0) {
+      blank(chars, t.start, t.end);
+      return;
+    }
+    // `{{#each docs as |d|}}` becomes `{{ each docs        }}`: still a use of `docs`, no longer a block.
+    chars[t.start + sigil] = ' ';
+    const bp = /\bas\s*\|[^|]*\|/.exec(text);
+    if (bp) blank(chars, t.start + bp.index, t.start + bp.index + bp[0].length);
+  };
+  for (const t of tags) {
+    if (!t.closed) {
+      const what = t.kind === 'comment' ? "comment: no closing '--}}'" : "tag: no closing '}}'";
+      findings.push(finding('template-invalid', path, at(t), `Unterminated Handlebars ${what} (${tagText(body, t)}).`));
+      blank(chars, t.start, t.end);
+      continue;
+    }
+    if (t.kind === 'open') stack.push(t);
+    else if (t.kind === 'close') {
+      let idx = -1;
+      for (let k = stack.length - 1; k >= 0; k--) {
+        if (stack[k].name === t.name) {
+          idx = k;
+          break;
+        }
+      }
+      if (idx < 0) {
+        findings.push(finding('template-invalid', path, at(t), `'${tagText(body, t)}' closes a block that was never opened.`));
+        blank(chars, t.start, t.end);
+        continue;
+      }
+      for (let k = stack.length - 1; k > idx; k--) {
+        const open = stack[k];
+        findings.push(
+          finding('template-invalid', path, at(open), `'${tagText(body, open)}' is not closed: add '{{/${open.name}}}' before '${tagText(body, t)}'.`),
+        );
+        neutralize(open);
+      }
+      stack.length = idx;
+    }
+  }
+  let appended = '';
+  for (let k = stack.length - 1; k >= 0; k--) {
+    const open = stack[k];
+    findings.push(finding('template-invalid', path, at(open), `'${tagText(body, open)}' is never closed: add '{{/${open.name}}}'.`));
+    appended += `{{/${open.name}}}`;
+  }
+  return chars.join('') + appended;
+}
+
+const TOKEN_WORDS: Record<string, string> = {
+  OPEN_ENDBLOCK: "'{{/…}}'",
+  OPEN_INVERSE_CHAIN: "'{{else …}}'",
+  INVERSE: "'{{else}}'",
+  CLOSE: "'}}'",
+  CLOSE_UNESCAPED: "'}}}'",
+  CLOSE_RAW_BLOCK: "'}}}}'",
+  ID: 'a name',
+  EOF: 'the end of the text',
+  INVALID: 'an invalid character',
+  STRING: 'a string',
+  NUMBER: 'a number',
+  BOOLEAN: 'true/false',
+  DATA: "'@name'",
+  OPEN_SEXPR: "'('",
+  CLOSE_SEXPR: "')'",
+  EQUALS: "'='",
+  SEP: "'.'",
+  OPEN_BLOCK_PARAMS: "'as |'",
+  CLOSE_BLOCK_PARAMS: "'|'",
+  CONTENT: 'text',
+  OPEN_ARRAY: "'['",
+  CLOSE_ARRAY: "']'",
+  UNDEFINED: 'undefined',
+  NULL: 'null',
+};
+
+/** Rewrites Jison's "Expecting 'ID', 'STRING', got 'INVALID'" in words a template author reads. */
+function parserMessage(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  const m = /Expecting (.*), got '([A-Z_]+)'/.exec(msg);
+  if (m) {
+    const expected = [...new Set(m[1].split(/,\s*/).map((t) => t.replace(/'/g, '')).map((t) => TOKEN_WORDS[t] ?? t.toLowerCase()))];
+    const list = expected.length > 4 ? `${expected.slice(0, 4).join(', ')}, …` : expected.join(' or ');
+    return `expected ${list} but found ${TOKEN_WORDS[m[2]] ?? m[2].toLowerCase()}`;
+  }
+  return msg.split('\n')[0].replace(/ - \d+:\d+$/, '');
+}
+
+/** Offset (into `src`) the parser blamed. */
+function errorOffset(e: unknown, lines: LineIndex): number {
+  const err = e as { hash?: { loc?: { first_line: number; first_column: number } }; lineNumber?: number; column?: number };
+  if (err?.hash?.loc) return lines.offsetAt({ line: err.hash.loc.first_line - 1, character: err.hash.loc.first_column });
+  if (typeof err?.lineNumber === 'number') return lines.offsetAt({ line: err.lineNumber - 1, character: err.column ?? 0 });
+  return 0;
+}
+
+const EMPTY_PROGRAM = (): AST.Program => ({ type: 'Program', body: [], blockParams: [], loc: { source: '', start: { line: 1, column: 0 }, end: { line: 1, column: 0 } } });
+
+/** Parses `body`, repairing as needed. Returns the program and the source its locations refer to. */
+function parseTolerant(path: string, body: string, bodyStart: number, findings: Finding[]): { program: AST.Program; source: string } {
+  try {
+    return { program: parse(body), source: body };
+  } catch {
+    // fall through to repair
+  }
+  let src = repairStructure(path, body, bodyStart, findings);
+  // Each round blanks the tag the parser blamed. Every round re-parses the whole body, so a huge
+  // body gets fewer rounds; what is left after them is reported as one error below.
+  const rounds = body.length > 100_000 ? 5 : 50;
+  for (let round = 0; round < rounds; round++) {
+    try {
+      return { program: parse(src), source: src };
+    } catch (e) {
+      const lines = new LineIndex(src);
+      const pos = errorOffset(e, lines);
+      const tags = scanHandlebarsTags(src);
+      let tag = tags.find((t) => t.start <= pos && pos < t.end);
+      if (!tag) tag = [...tags].reverse().find((t) => t.start <= pos && src.slice(t.start, t.end).trim() !== '');
+      const span: Span = tag
+        ? { start: bodyStart + Math.min(tag.start, body.length), end: bodyStart + Math.min(tag.end, body.length) }
+        : { start: bodyStart + Math.min(pos, body.length), end: bodyStart + Math.min(pos + 1, body.length) };
+      findings.push(finding('template-invalid', path, span, `Handlebars syntax error${tag ? ` in '${tagText(src, tag)}'` : ''}: ${parserMessage(e)}.`));
+      if (!tag) break;
+      const chars = src.split('');
+      blank(chars, tag.start, tag.end);
+      src = chars.join('');
+    }
+  }
+  // Give up on structure: the body is one text, so counting and previews still work.
+  return { program: EMPTY_PROGRAM(), source: '' };
+}
+
+// ---------------------------------------------------------------------------
+// AST -> messages, nodes, uses
+// ---------------------------------------------------------------------------
+
+interface Scope {
+  /** `each` / `with` / sections change the context: bare names resolve against the item. */
+  contextChange: boolean;
+  alias?: string;
+  names: Set<string>;
+}
+
+type AnyStatement = AST.Statement & Record<string, unknown>;
+
+const NO_NODE_HELPERS = new Set(['media', 'section', 'log', 'role']);
+
+class Walker {
+  readonly uses: RawUse[] = [];
+  private readonly lines: LineIndex;
+  private readonly bodyEnd: number;
+
+  constructor(
+    private readonly path: string,
+    private readonly text: string,
+    private readonly bodyStart: number,
+    private readonly source: string,
+    private readonly findings: Finding[],
+    private readonly restore: (s: string) => string = (s) => s,
+  ) {
+    this.lines = new LineIndex(source);
+    this.bodyEnd = text.length;
+  }
+
+  private off(p: AST.Position): number {
+    const o = this.lines.offsetAt({ line: p.line - 1, character: p.column });
+    return Math.min(this.bodyStart + o, this.bodyEnd);
+  }
+
+  private span(loc: AST.SourceLocation | undefined): Span {
+    if (!loc) return { start: this.bodyStart, end: this.bodyStart };
+    return { start: this.off(loc.start), end: this.off(loc.end) };
+  }
+
+  /** Span of a block's opening tag: from `{{#` to the `}}` after its last parameter. */
+  private headSpan(s: AST.BlockStatement): Span {
+    const start = this.span(s.loc).start;
+    let last = this.off(s.path.loc.end);
+    for (const p of s.params) last = Math.max(last, this.off(p.loc.end));
+    if (s.hash?.loc) last = Math.max(last, this.off(s.hash.loc.end));
+    const close = this.source.indexOf('}}', last - this.bodyStart);
+    if (close < 0) return this.span(s.loc);
+    return { start, end: Math.min(this.bodyStart + close + 2, this.bodyEnd) };
+  }
+
+  private invalid(span: Span, message: string): void {
+    this.findings.push(finding('template-invalid', this.path, span, message));
+  }
+
+  /** What a path refers to: a top-level slot, a loop alias, the loop item, or loop data. */
+  private resolve(pe: AST.PathExpression, scopes: readonly Scope[]): { path: string[]; slot?: string } {
+    const parts = pe.parts.map((p) => (typeof p === 'string' ? p : '(…)'));
+    if (pe.data) {
+      if (parts[0] === 'root') return parts.length > 1 ? { path: parts.slice(1), slot: parts[1] } : { path: [] };
+      return { path: [`@${parts[0]}`, ...parts.slice(1)] };
+    }
+    const contexts = scopes.filter((s) => s.contextChange);
+    const isThis = (pe as unknown as { this?: boolean }).this === true || parts.length === 0;
+    if (pe.depth > 0) {
+      if (pe.depth >= contexts.length) return parts.length ? { path: parts, slot: parts[0] } : { path: [] };
+      const target = contexts[contexts.length - 1 - pe.depth];
+      if (target.alias) return { path: [target.alias, ...parts] };
+      return { path: [...Array<string>(pe.depth).fill('..'), ...parts] };
+    }
+    if (isThis) {
+      if (contexts.length > 0) return { path: ['this', ...parts] };
+      return parts.length ? { path: parts, slot: parts[0] } : { path: [] };
+    }
+    for (let k = scopes.length - 1; k >= 0; k--) if (scopes[k].names.has(parts[0])) return { path: parts };
+    // Inside a context-changing block Handlebars looks bare names up on the item, not the root.
+    if (contexts.length > 0) return { path: ['this', ...parts] };
+    return { path: parts, slot: parts[0] };
+  }
+
+  private exprUses(expr: AST.Expression | undefined, scopes: readonly Scope[], form: RawUse['form']): void {
+    if (!expr) return;
+    if (expr.type === 'PathExpression') {
+      const r = this.resolve(expr as AST.PathExpression, scopes);
+      if (r.slot) this.uses.push({ slot: r.slot, span: this.span(expr.loc), form });
+    } else if (expr.type === 'SubExpression') {
+      const sub = expr as AST.SubExpression;
+      for (const p of sub.params) this.exprUses(p, scopes, form);
+      for (const pair of sub.hash?.pairs ?? []) this.exprUses(pair.value, scopes, form);
+    }
+  }
+
+  private argUses(s: { params: AST.Expression[]; hash?: AST.Hash }, scopes: readonly Scope[], form: RawUse['form'], skipFirst = false): void {
+    s.params.forEach((p, i) => {
+      if (!(skipFirst && i === 0)) this.exprUses(p, scopes, form);
+    });
+    for (const pair of s.hash?.pairs ?? []) this.exprUses(pair.value, scopes, form);
+  }
+
+  nodes(program: AST.Program | undefined, scopes: readonly Scope[]): TemplateNode[] {
+    const out: TemplateNode[] = [];
+    for (const s of program?.body ?? []) this.statement(s as AnyStatement, scopes, out);
+    return out;
+  }
+
+  statement(s: AnyStatement, scopes: readonly Scope[], out: TemplateNode[]): void {
+    switch (s.type) {
+      case 'ContentStatement': {
+        const c = s as unknown as AST.ContentStatement;
+        if (c.value !== '') out.push({ type: 'text', text: this.restore(c.value), span: this.span(c.loc) });
+        return;
+      }
+      case 'MustacheStatement':
+        this.mustache(s as unknown as AST.MustacheStatement, scopes, out);
+        return;
+      case 'BlockStatement':
+        this.block(s as unknown as AST.BlockStatement, scopes, out);
+        return;
+      case 'PartialStatement':
+      case 'PartialBlockStatement': {
+        const p = s as unknown as AST.PartialBlockStatement;
+        this.argUses(p, scopes, 'var');
+        if (p.program) out.push(...this.nodes(p.program, scopes));
+        return;
+      }
+      default:
+        // Comments and decorators render nothing.
+        return;
+    }
+  }
+
+  isHistory(s: AnyStatement): boolean {
+    if (s.type !== 'MustacheStatement') return false;
+    const m = s as unknown as AST.MustacheStatement;
+    return m.path.type === 'PathExpression' && (m.path as AST.PathExpression).original === 'history' && m.params.length === 0 && !m.hash?.pairs?.length;
+  }
+
+  private mustache(s: AST.MustacheStatement, scopes: readonly Scope[], out: TemplateNode[]): void {
+    const span = this.span(s.loc);
+    if (s.path.type !== 'PathExpression') {
+      this.argUses(s, scopes, 'var');
+      return;
+    }
+    const pe = s.path as AST.PathExpression;
+    const hasArgs = s.params.length > 0 || (s.hash?.pairs?.length ?? 0) > 0;
+    if (!hasArgs) {
+      if (this.isHistory(s as unknown as AnyStatement)) {
+        out.push({ type: 'history', slot: 'history', span });
+        this.uses.push({ slot: 'history', span, form: 'history' });
+        return;
+      }
+      const r = this.resolve(pe, scopes);
+      out.push({ type: 'var', path: r.path, span, raw: !s.escaped });
+      if (r.slot) this.uses.push({ slot: r.slot, span: this.span(pe.loc), form: 'var' });
+      return;
+    }
+    // A helper call: its path arguments are what the template reads.
+    this.argUses(s, scopes, 'var');
+    if (NO_NODE_HELPERS.has(pe.original)) return;
+    const first = s.params.find((p) => p.type === 'PathExpression') as AST.PathExpression | undefined;
+    if (first) out.push({ type: 'var', path: this.resolve(first, scopes).path, span, raw: pe.original === 'json' ? true : !s.escaped });
+  }
+
+  private block(s: AST.BlockStatement, scopes: readonly Scope[], out: TemplateNode[]): void {
+    const name = s.path.original;
+    const span = this.span(s.loc);
+    const headSpan = this.headSpan(s);
+    const first = s.params[0];
+    const blockParams = s.program?.blockParams ?? [];
+    const inner = (): Scope[] => [...scopes, { contextChange: true, alias: blockParams[0], names: new Set(blockParams) }];
+    const inverse = s.inverse ? this.nodes(s.inverse, scopes) : undefined;
+    switch (name) {
+      case 'each':
+      case 'with': {
+        if (!first) this.invalid(headSpan, `'{{#${name}}}' needs a value: write '{{#${name} items}}'.`);
+        const r = first?.type === 'PathExpression' ? this.resolve(first as AST.PathExpression, scopes) : { path: [] as string[] };
+        if (first && first.type !== 'PathExpression') this.exprUses(first, scopes, 'each');
+        const node: EachNode = { type: 'each', path: r.path, body: this.nodes(s.program, inner()), span, headSpan };
+        if (blockParams[0]) node.alias = blockParams[0];
+        if (inverse) node.inverse = inverse;
+        out.push(node);
+        if (r.slot && first) this.uses.push({ slot: r.slot, span: this.span(first.loc), form: 'each', each: node });
+        this.argUses(s, scopes, 'var', true);
+        return;
+      }
+      case 'if':
+      case 'unless':
+      case 'ifEquals':
+      case 'unlessEquals': {
+        if (!first) this.invalid(headSpan, `'{{#${name}}}' needs a condition: write '{{#${name} value}}'.`);
+        const p = s.params.find((x) => x.type === 'PathExpression') as AST.PathExpression | undefined;
+        this.argUses(s, scopes, 'if');
+        out.push({
+          type: 'if',
+          path: p ? this.resolve(p, scopes).path : [],
+          negate: name.startsWith('unless'),
+          body: this.nodes(s.program, scopes),
+          ...(inverse ? { inverse } : {}),
+          span,
+          headSpan,
+        });
+        return;
+      }
+      case 'role':
+        // A role block nested in another block cannot start a message; its content stays inline.
+        out.push(...this.nodes(s.program, scopes));
+        return;
+      default:
+        break;
+    }
+    const hasArgs = s.params.length > 0 || (s.hash?.pairs?.length ?? 0) > 0;
+    if (!hasArgs) {
+      // A Mustache-style section: `{{#items}}...{{/items}}` loops (or tests), `{{^items}}` negates.
+      const r = this.resolve(s.path, scopes);
+      const inverted = /^\{\{~?\s*\^/.test(this.text.slice(headSpan.start, headSpan.end));
+      if (inverted) {
+        out.push({ type: 'if', path: r.path, negate: true, body: inverse ?? [], span, headSpan });
+        if (r.slot) this.uses.push({ slot: r.slot, span: this.span(s.path.loc), form: 'if' });
+        return;
+      }
+      const node: EachNode = { type: 'each', path: r.path, body: this.nodes(s.program, inner()), span, headSpan };
+      if (blockParams[0]) node.alias = blockParams[0];
+      if (inverse) node.inverse = inverse;
+      out.push(node);
+      if (r.slot) this.uses.push({ slot: r.slot, span: this.span(s.path.loc), form: 'each', each: node });
+      return;
+    }
+    // Any other block helper: treat it as a condition on its first path argument.
+    this.argUses(s, scopes, 'if');
+    const p = s.params.find((x) => x.type === 'PathExpression') as AST.PathExpression | undefined;
+    const body = this.nodes(s.program, scopes);
+    if (p) out.push({ type: 'if', path: this.resolve(p, scopes).path, negate: false, body, ...(inverse ? { inverse } : {}), span, headSpan });
+    else out.push(...body);
+  }
+
+  roleOf(s: AnyStatement): { role: Role; span: Span } | undefined {
+    const m = s as unknown as AST.MustacheStatement;
+    if (m.path?.type !== 'PathExpression' || (m.path as AST.PathExpression).original !== 'role') return undefined;
+    const arg = m.params[0] as (AST.Expression & { value?: unknown }) | undefined;
+    const argSpan = arg ? this.span(arg.loc) : this.span(m.loc);
+    if (!arg || arg.type !== 'StringLiteral') {
+      this.invalid(argSpan, `'role' expects a quoted role name such as "system" or "user".`);
+      return { role: 'user', span: this.span(m.loc) };
+    }
+    const role = normalizeRole(String(arg.value));
+    if (!role) {
+      this.invalid(argSpan, `Unknown role "${String(arg.value)}": use system, user, model (assistant) or tool.`);
+      return { role: 'user', span: this.span(m.loc) };
+    }
+    return { role, span: this.span(m.loc) };
+  }
+
+  /** Splits the top level into messages at `{{role}}` markers, `{{#role}}` blocks and `{{history}}`. */
+  messages(program: AST.Program): TemplateMessage[] {
+    const out: TemplateMessage[] = [];
+    const empty = (at: number): Span => ({ start: at, end: at });
+    let cur = { role: 'user' as Role, markerSpan: empty(this.bodyStart), start: this.bodyStart, nodes: [] as TemplateNode[], explicit: false };
+    const flush = (end: number) => {
+      if (cur.explicit || !blankNodes(cur.nodes)) {
+        out.push({ role: cur.role, markerSpan: cur.markerSpan, span: { start: cur.start, end }, nodes: cur.nodes });
+      }
+    };
+    for (const st of program.body) {
+      const s = st as AnyStatement;
+      if (s.type === 'MustacheStatement' && (s as unknown as AST.MustacheStatement).path.type === 'PathExpression') {
+        const role = this.roleOf(s);
+        if (role) {
+          flush(role.span.start);
+          cur = { role: role.role, markerSpan: role.span, start: role.span.start, nodes: [], explicit: true };
+          continue;
+        }
+        if (this.isHistory(s)) {
+          const span = this.span(s.loc);
+          this.statement(s, [], cur.nodes);
+          cur.explicit = true;
+          flush(span.end);
+          // dotprompt continues after the history as the model's turn.
+          cur = { role: 'assistant', markerSpan: empty(span.end), start: span.end, nodes: [], explicit: false };
+          continue;
+        }
+      }
+      if (s.type === 'BlockStatement' && (s as unknown as AST.BlockStatement).path.original === 'role') {
+        const b = s as unknown as AST.BlockStatement;
+        const span = this.span(b.loc);
+        const head = this.headSpan(b);
+        const before = cur.role;
+        const role = this.roleOf({ ...b, type: 'MustacheStatement' } as unknown as AnyStatement)?.role ?? 'user';
+        flush(span.start);
+        out.push({ role, markerSpan: head, span, nodes: this.nodes(b.program, []) });
+        cur = { role: before, markerSpan: empty(span.end), start: span.end, nodes: [], explicit: false };
+        continue;
+      }
+      this.statement(s, [], cur.nodes);
+    }
+    flush(this.bodyEnd);
+    return out;
+  }
+}
+
+/**
+ * The Handlebars lexer computes columns with `.`, which stops at U+2028/U+2029, so a text token
+ * ending on a line that holds one gets wrong columns. Those two characters are swapped for
+ * same-length noncharacters before parsing and swapped back in text nodes.
+ */
+function shieldSeparators(body: string): { feed: string; restore: (s: string) => string } {
+  if (!/[\u2028\u2029]/.test(body)) return { feed: body, restore: (s) => s };
+  const free: string[] = [];
+  for (let cp = 0xfdd0; cp <= 0xfdef && free.length < 2; cp++) if (!body.includes(String.fromCharCode(cp))) free.push(String.fromCharCode(cp));
+  if (free.length < 2) return { feed: body, restore: (s) => s };
+  const [ls, ps] = free;
+  const feed = body.replace(/\u2028/g, ls).replace(/\u2029/g, ps);
+  return { feed, restore: (s) => s.split(ls).join('\u2028').split(ps).join('\u2029') };
+}
+
+export function parseDotpromptBody(path: string, text: string, bodyStart: number): BodyResult {
+  const findings: Finding[] = [];
+  const body = text.slice(bodyStart);
+  const shield = shieldSeparators(body);
+  const { program, source } = parseTolerant(path, shield.feed, bodyStart, findings);
+  if (program.body.length === 0 && source === '' && body !== '') {
+    // Parsing was abandoned: keep the body as one user message of plain text.
+    const span = { start: bodyStart, end: text.length };
+    return { messages: [{ role: 'user', markerSpan: { start: bodyStart, end: bodyStart }, span, nodes: [{ type: 'text', text: body, span }] }], uses: [], findings };
+  }
+  const walker = new Walker(path, text, bodyStart, source, findings, shield.restore);
+  const messages = walker.messages(program);
+  return { messages, uses: walker.uses, findings };
+}

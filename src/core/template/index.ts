@@ -1,0 +1,67 @@
+/**
+ * Template parsing entry point: `.prompt` (dotprompt: YAML front matter + Handlebars) and
+ * `.prompty` (Prompty: YAML front matter + role lines + Jinja2/Mustache). Never throws; every
+ * problem is a `template-invalid` finding at its exact span, and the rest is still parsed.
+ *
+ * Conventions of the result (what the renderer and the rules can rely on):
+ * - Node spans cover the whole tag or block (`{{question}}`, `{% for %}...{% endfor %}`); text
+ *   nodes cover their source, while their `text` is what renders (whitespace control and
+ *   standalone block lines applied).
+ * - `uses[].span` is the span of the path expression (`evidence` in `{{#each evidence}}` or
+ *   `{% for d in evidence %}`); for `{{history}}` it is the whole tag.
+ * - `var` node paths start with a slot name, a loop alias, `this` (the innermost loop item:
+ *   Handlebars/Mustache loops without an alias, where bare names are item fields), `@index` /
+ *   `@key` / `@first` / `@last` (Handlebars loop data), `loop` (Jinja's loop object), or `..`
+ *   (a Handlebars parent item that has no alias; rare).
+ * - A Mustache section `{{#items}}` is an `each` node; for a non-list value it stands for one item.
+ * - Prompty's history loop (`{% for m in history %}{{m.role}}:` ...) becomes a `history` node.
+ */
+import type { Finding, Role, TemplateDoc, TemplateFormat } from '../types';
+import { parseDotpromptBody } from './dotprompt';
+import { parseFrontMatter } from './frontMatter';
+import { parsePromptyBody } from './prompty';
+import { finishUses } from './shared';
+
+export function templateFormat(path: string): TemplateFormat {
+  return /\.prompty$/i.test(path) ? 'prompty' : 'prompt';
+}
+
+export function parseTemplate(path: string, text: string): TemplateDoc {
+  const format = templateFormat(path);
+  const findings: Finding[] = [];
+  try {
+    const fm = parseFrontMatter(path, text, format);
+    findings.push(...fm.findings);
+    const body =
+      format === 'prompt' ? parseDotpromptBody(path, text, fm.bodyStart) : parsePromptyBody(path, text, fm.bodyStart, fm.frontMatter?.inputs ?? {});
+    findings.push(...body.findings);
+    const fallbackRole: Role = format === 'prompt' ? 'user' : 'system';
+    const uses = finishUses(text, body.messages, body.uses, fallbackRole);
+    findings.sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end);
+    return {
+      path,
+      format,
+      text,
+      ...(fm.frontMatter ? { frontMatter: fm.frontMatter } : {}),
+      bodySpan: { start: fm.bodyStart, end: text.length },
+      messages: body.messages,
+      uses,
+      findings,
+    };
+  } catch (e) {
+    // A parser bug must not take the editor down: report it where the user can see it.
+    const message = e instanceof Error ? e.message : String(e);
+    findings.push({
+      rule: 'template-invalid',
+      severity: 'error',
+      message: `Internal error while parsing this template (please report it): ${message}`,
+      path,
+      span: { start: 0, end: Math.min(text.length, 1) },
+    });
+    return { path, format, text, bodySpan: { start: 0, end: text.length }, messages: [], uses: [], findings };
+  }
+}
+
+export { splitFrontMatter } from './frontMatter';
+export { findDelimiterPairs } from './delimiters';
+export type { DelimiterPair } from './delimiters';

@@ -1,0 +1,45 @@
+/**
+ * The language client: starts dist/server.js as a separate Node process over stdio and talks LSP
+ * to it. The extension host does no parsing or counting of its own; everything it shows comes
+ * from this connection. A crashed server is restarted by the client's default error handler (up to
+ * 4 times in 3 minutes) and by `Context Lens: Restart Server` after that.
+ */
+import * as vscode from 'vscode';
+import { LanguageClient, TransportKind } from 'vscode-languageclient/node';
+import type { LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import type { InitializationOptions } from '../protocol/lsp';
+
+/**
+ * The documents the server serves. Configs keep VS Code's `yaml` language (so the YAML extension
+ * validates them with the contributed schema) and are selected by name; templates and YAML
+ * fixtures have languages of their own; JSON fixtures stay `json`.
+ */
+export const DOCUMENT_SELECTOR = [
+  { scheme: 'file', language: 'dotprompt' },
+  { scheme: 'file', language: 'prompty' },
+  { scheme: 'file', language: 'contextlens-fixture' },
+  { scheme: 'file', pattern: '**/*.context.{yaml,yml}' },
+  { scheme: 'file', pattern: '**/*.fixture.{yaml,yml,json}' },
+];
+
+export function createClient(context: vscode.ExtensionContext, output: vscode.LogOutputChannel): LanguageClient {
+  const module = context.asAbsolutePath('dist/server.js');
+  const serverOptions: ServerOptions = {
+    run: { module, transport: TransportKind.stdio },
+    debug: { module, transport: TransportKind.stdio, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
+  };
+  const initializationOptions: InitializationOptions = {
+    extensionPath: context.extensionPath,
+    yamlLanguageServer: vscode.extensions.getExtension('redhat.vscode-yaml') !== undefined,
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: DOCUMENT_SELECTOR,
+    initializationOptions,
+    // The server pulls `contextLens.*` with workspace/configuration; this makes the client tell it
+    // when the section changes.
+    synchronize: { configurationSection: 'contextLens' },
+    outputChannel: output,
+  };
+  // The id `contextLens` makes the client read `contextLens.trace.server`.
+  return new LanguageClient('contextLens', 'Context Lens', serverOptions, clientOptions);
+}

@@ -1,0 +1,74 @@
+/**
+ * How numbers and budget facts read in lenses, hovers and titles: thousands separators, "≈" on
+ * estimates, percentages with at most one decimal. One place, so every surface says it alike.
+ */
+import type { SlotSummary, TemplateAnalysis } from '../core/analyze';
+import type { BudgetReport } from '../core/types';
+
+const NUM = new Intl.NumberFormat('en-US');
+
+export function num(n: number): string {
+  return NUM.format(Math.round(n));
+}
+
+/** A token count, prefixed with "≈" when the tokenizer only estimates. */
+export function tok(n: number, exact: boolean): string {
+  return `${exact ? '' : '≈'}${num(n)}`;
+}
+
+export function pct(part: number, whole: number): string {
+  if (whole <= 0) return '—';
+  const p = (part / whole) * 100;
+  const rounded = p >= 10 || Number.isInteger(p) ? Math.round(p) : Math.round(p * 10) / 10;
+  return `${rounded}%`;
+}
+
+export function plural(n: number, one: string, many = one + 's'): string {
+  return `${num(n)} ${n === 1 ? one : many}`;
+}
+
+/** The request as the budget equation sees it: what is sent plus what is reserved. */
+export interface RequestTotals {
+  /** Input tokens of the assembled request, or the allocated input when nothing was assembled. */
+  input: number;
+  output: number;
+  margin: number;
+  total: number;
+  window: number;
+  fits: boolean;
+  /** True when `input` comes from an assembled fixture, false when it is the slots' allocation. */
+  assembled: boolean;
+}
+
+export function requestTotals(a: TemplateAnalysis): RequestTotals | undefined {
+  const b = a.assembly?.budget ?? a.budget;
+  if (!b) return undefined;
+  // Without a fixture the assembly holds the template text only: the allocation says more.
+  const trace = a.fixture && a.assembly?.ok ? a.assembly.trace : undefined;
+  const input = trace ? trace.input_tokens : b.inputAllocated;
+  const total = input + b.output + b.margin;
+  return { input, output: b.output, margin: b.margin, total, window: b.window, fits: total <= b.window, assembled: !!trace };
+}
+
+/** "6,000 input + 1,200 output + 800 margin = 8,000 / 8,000 ✓" */
+export function equation(b: BudgetReport): string {
+  const exact = b.exact;
+  const mark = b.fits ? '✓' : `✗ over by ${num(b.overBy)}`;
+  let s = `${tok(b.inputAllocated, exact)} input + ${num(b.output)} output + ${num(b.margin)} margin = ${tok(b.total, exact)} / ${num(b.window)} ${mark}`;
+  if (b.limits) s += ` · limits ${num(b.limits.input)} in / ${num(b.limits.output)} out`;
+  return s;
+}
+
+/** How a slot's budget was written and what it resolves to: "25% of 6,800 input = 1,700 tok". */
+export function budgetResolution(b: BudgetReport, slot: string): string | undefined {
+  const line = b.slots.find((s) => s.name === slot);
+  if (!line || line.budget === undefined) return undefined;
+  if (typeof line.written === 'string' && line.written.endsWith('%')) {
+    return `${line.written} of ${num(b.inputBudget)} input = ${num(line.budget)} tok`;
+  }
+  return `${num(line.budget)} tok`;
+}
+
+export function trustLabel(s: Pick<SlotSummary, 'trust'>): string {
+  return s.trust ?? 'trust not declared';
+}

@@ -1,0 +1,93 @@
+/**
+ * The subset of VS Code theme variables the preview uses, with the values of the Dark Modern and
+ * Light Modern themes, so the host page looks like a real panel. VS Code sets these on <html> in
+ * every webview; the test host page sets them in a nonce'd <style>.
+ */
+
+export const DARK_MODERN: Record<string, string> = {
+  'font-family': '"Segoe WPC", "Segoe UI", "Ubuntu", "Droid Sans", "DejaVu Sans", sans-serif',
+  'font-size': '13px',
+  'font-weight': 'normal',
+  'editor-font-family': '"Droid Sans Mono", "DejaVu Sans Mono", monospace',
+  'editor-font-size': '13px',
+  'editor-background': '#1f1f1f',
+  'editor-foreground': '#cccccc',
+  'editorWidget-background': '#202020',
+  'descriptionForeground': '#9d9d9d',
+  'panel-border': '#2b2b2b',
+  'focusBorder': '#0078d4',
+  'textLink-foreground': '#4daafc',
+  'textCodeBlock-background': '#2b2b2b',
+  'textPreformat-foreground': '#d0d0d0',
+  'errorForeground': '#f85149',
+  'editorWarning-foreground': '#cca700',
+  'editorInfo-foreground': '#3794ff',
+  'button-background': '#0078d4',
+  'button-foreground': '#ffffff',
+  'button-hoverBackground': '#026ec1',
+  'button-border': '#ffffff12',
+  'button-secondaryBackground': '#313131',
+  'button-secondaryForeground': '#cccccc',
+  'button-secondaryHoverBackground': '#3c3c3c',
+  'dropdown-background': '#313131',
+  'dropdown-foreground': '#cccccc',
+  'dropdown-border': '#3c3c3c',
+  'badge-background': '#616161',
+  'badge-foreground': '#f8f8f8',
+  'list-hoverBackground': '#2a2d2e',
+  'inputValidation-errorBackground': '#5a1d1d',
+  'charts-foreground': '#cccccc',
+  'charts-lines': '#cccccc80',
+  'charts-red': '#f14c4c',
+  'charts-blue': '#3794ff',
+  'charts-yellow': '#cca700',
+  'charts-orange': '#d18616',
+  'charts-green': '#89d185',
+  'charts-purple': '#b180d7',
+  'terminal-ansiCyan': '#11a8cd',
+  'terminal-ansiMagenta': '#bc3fbc',
+};
+
+export const LIGHT_MODERN: Record<string, string> = {
+  ...DARK_MODERN,
+  'editor-background': '#ffffff',
+  'editor-foreground': '#3b3b3b',
+  'editorWidget-background': '#f8f8f8',
+  'descriptionForeground': '#3b3b3b',
+  'panel-border': '#e5e5e5',
+  'textLink-foreground': '#005fb8',
+  'textCodeBlock-background': '#f8f8f8',
+  'textPreformat-foreground': '#3b3b3b',
+  'errorForeground': '#f85149',
+  'editorWarning-foreground': '#bf8803',
+  'editorInfo-foreground': '#1a85ff',
+  'button-background': '#005fb8',
+  'button-hoverBackground': '#0258a8',
+  'button-border': '#0000001a',
+  'button-secondaryBackground': '#e5e5e5',
+  'button-secondaryForeground': '#3b3b3b',
+  'button-secondaryHoverBackground': '#cccccc',
+  'dropdown-background': '#ffffff',
+  'dropdown-foreground': '#3b3b3b',
+  'dropdown-border': '#cecece',
+  'badge-background': '#cccccc',
+  'badge-foreground': '#3b3b3b',
+  'list-hoverBackground': '#f2f2f2',
+  'inputValidation-errorBackground': '#f2dede',
+  'charts-foreground': '#616161',
+  'charts-lines': '#61616180',
+  'charts-red': '#e51400',
+  'charts-blue': '#1a85ff',
+  'charts-yellow': '#bf8803',
+  'charts-orange': '#d18616',
+  'charts-green': '#388a34',
+  'charts-purple': '#652d90',
+  'terminal-ansiCyan': '#0598bc',
+  'terminal-ansiMagenta': '#bc05bc',
+};
+
+export function themeCss(vars: Record<string, string>): string {
+  return `:root {\n${Object.entries(vars)
+    .map(([k, v]) => `  --vscode-${k}: ${v};`)
+    .join('\n')}\n}\n`;
+}
