@@ -209,6 +209,7 @@ export async function run(): Promise<Record<string, unknown>> {
 
     // --- report -------------------------------------------------------------------------------
     const rust = 'unavailable' in py ? undefined : py;
+    const pyUnavailable = 'unavailable' in py ? py.unavailable : undefined;
     const rustMBps = rust ? mbps(corpusBytes, rust.cpu_s) : undefined;
     const rows: Array<[string, Timing | undefined, string]> = [
       ['ours, cold caches', oursCold, ''],
@@ -235,8 +236,8 @@ export async function run(): Promise<Record<string, unknown>> {
       lines.push(`${'python tiktoken (Rust)'.padEnd(26)}${String(rust.count).padStart(10)}${fmt(rust.cpu_s, 3).padStart(9)}${('(' + fmt(rust.wall_s, 3) + ')').padStart(10)}${fmt(rustMBps, 1).padStart(8)}${'1.00'.padStart(8)}  ref`);
       throughput['python tiktoken (Rust)'] = { tokens: rust.count, cpu_s: rust.cpu_s, wall_s: rust.wall_s, mb_per_s: rustMBps, version: rust.version };
     } else {
-      lines.push(`${'python tiktoken (Rust)'.padEnd(26)}unavailable: ${py.unavailable}`);
-      throughput['python tiktoken (Rust)'] = { unavailable: py.unavailable };
+      lines.push(`${'python tiktoken (Rust)'.padEnd(26)}unavailable: ${pyUnavailable}`);
+      throughput['python tiktoken (Rust)'] = { unavailable: pyUnavailable };
     }
 
     lines.push('');

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // `npm run package`: a production build (`node esbuild.js --production`) packaged by @vscode/vsce into
 // out/context-lens-<version>.vsix (dependencies are bundled, so --no-dependencies; .vscodeignore
-// decides the contents). Also exports the staleness check the end-to-end tier and `npm start` use to
-// repackage only when an input changed.
+// decides the contents). The build runs in a staging folder, out/vsix-stage/, so packaging never
+// rewrites dist/ under a test tier that is running the built CLI or server at the same time.
+// Also exports the staleness check the end-to-end tier and `npm start` use to repackage only when an
+// input changed.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REPO_ROOT } from './code-server.mjs';
@@ -39,36 +41,63 @@ export function isVsixStale(out = vsixPath()) {
   return [...INPUTS, ...extra].some((p) => newestMtime(join(REPO_ROOT, p)) > built);
 }
 
-function run(label, args) {
-  const r = spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit' });
+function run(label, args, cwd) {
+  const r = spawnSync(process.execPath, args, { cwd, stdio: 'inherit' });
   if (r.error) throw r.error;
   if (r.status !== 0) throw new Error(`${label} failed with exit code ${r.status}`);
 }
 
-/** Builds for production and packages; returns the .vsix path and its size in bytes. */
+// Copied into the stage as they are; everything else in the .vsix is built there.
+const STAGE_COPIES = ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore', 'media', 'schemas', 'syntaxes'];
+
+/** Builds for production in out/vsix-stage and packages it; returns the .vsix path and its size in bytes. */
 export function packageExtension({ log = console.log } = {}) {
   const t0 = Date.now();
-  run('production build', ['esbuild.js', '--production']);
-  const { main } = manifest();
-  if (main && !existsSync(join(REPO_ROOT, main))) {
-    throw new Error(`package.json "main" is ${main} but the build did not produce it (does src/extension/main.ts exist?)`);
-  }
   for (const f of ['README.md', 'LICENSE']) {
     if (!existsSync(join(REPO_ROOT, f))) throw new Error(`${f} is missing; vsce needs it to package`);
   }
+  const stage = join(REPO_ROOT, 'out', 'vsix-stage');
+  rmSync(stage, { recursive: true, force: true });
+  mkdirSync(stage, { recursive: true });
+  // esbuild.js builds relative to its working directory: links to the sources and dependencies let it
+  // write dist/ inside the stage (esbuild resolves the links, so imports resolve from the repository).
+  const links = ['src', 'node_modules'].map((d) => join(stage, d));
+  for (const d of ['src', 'node_modules']) symlinkSync(join(REPO_ROOT, d), join(stage, d), 'dir');
+  try {
+    run('production build', [join(REPO_ROOT, 'esbuild.js'), '--production'], stage);
+  } finally {
+    for (const l of links) unlinkSync(l);
+  }
+  // The CLI bundle is the `ctxlens` command of the npm package, not part of the editor extension;
+  // source maps would only appear if esbuild.js changed its production settings.
+  rmSync(join(stage, 'dist', 'cli.js'), { force: true });
+  for (const f of readdirSync(join(stage, 'dist'), { recursive: true })) {
+    if (String(f).endsWith('.map')) rmSync(join(stage, 'dist', String(f)), { force: true });
+  }
+  const extra = readdirSync(REPO_ROOT).filter((f) => /^language-configuration.*\.json$/.test(f));
+  for (const f of [...STAGE_COPIES, ...extra]) {
+    if (existsSync(join(REPO_ROOT, f))) cpSync(join(REPO_ROOT, f), join(stage, f), { recursive: true });
+  }
+  const { main } = manifest();
+  if (main && !existsSync(join(stage, main))) {
+    throw new Error(`package.json "main" is ${main} but the build did not produce it (does src/extension/main.ts exist?)`);
+  }
   const out = vsixPath();
-  mkdirSync(join(REPO_ROOT, 'out'), { recursive: true });
-  run('vsce package', [
-    join(REPO_ROOT, 'node_modules', '@vscode', 'vsce', 'vsce'),
-    'package',
-    '--no-dependencies',
-    // No repository URL (nothing is published from here); README images stay relative to the
-    // package, which is where VS Code's extension page resolves them.
-    '--allow-missing-repository',
-    '--no-rewrite-relative-links',
-    '--out',
-    out,
-  ]);
+  run(
+    'vsce package',
+    [
+      join(REPO_ROOT, 'node_modules', '@vscode', 'vsce', 'vsce'),
+      'package',
+      '--no-dependencies',
+      // No repository URL (nothing is published from here); README images stay relative to the
+      // package, which is where VS Code's extension page resolves them.
+      '--allow-missing-repository',
+      '--no-rewrite-relative-links',
+      '--out',
+      out,
+    ],
+    stage,
+  );
   const bytes = statSync(out).size;
   log(`package: ${relative(REPO_ROOT, out)} ${(bytes / 1024).toFixed(1)} KB (${bytes} bytes) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return { path: out, bytes };

@@ -41,6 +41,10 @@ async function main() {
 
   const code = desktopCode();
   if (code) {
+    // --extensionDevelopmentPath runs the extension from dist/ of this repository (the .vsix is
+    // staged elsewhere), so build it here too.
+    const b = spawnSync(process.execPath, ['esbuild.js'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    if (b.status !== 0) throw new Error('build failed');
     log(`opening ${relative(REPO_ROOT, workspace) || '.'} in desktop VS Code (${code}) with the extension from this repository`);
     const r = spawnSync(code, [`--extensionDevelopmentPath=${REPO_ROOT}`, workspace], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error(`${code} exited with ${r.status}`);

@@ -5,8 +5,7 @@
  * 4 times in 3 minutes) and by `Context Lens: Restart Server` after that.
  */
 import * as vscode from 'vscode';
-import { LanguageClient, TransportKind } from 'vscode-languageclient/node';
-import type { LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import type { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import type { InitializationOptions } from '../protocol/lsp';
 
 /**
@@ -22,7 +21,13 @@ export const DOCUMENT_SELECTOR = [
   { scheme: 'file', pattern: '**/*.fixture.{yaml,yml,json}' },
 ];
 
+/**
+ * Creates the client. The client library (most of the extension bundle) is required here, not at
+ * the top of the module, so loading the extension and `activate()` stay short; the bundler keeps
+ * the library's module body lazy until this first call.
+ */
 export function createClient(context: vscode.ExtensionContext, output: vscode.LogOutputChannel): LanguageClient {
+  const { LanguageClient, TransportKind } = require('vscode-languageclient/node') as typeof import('vscode-languageclient/node');
   const module = context.asAbsolutePath('dist/server.js');
   const serverOptions: ServerOptions = {
     run: { module, transport: TransportKind.stdio },

@@ -30,10 +30,16 @@ function needDocument(): void {
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Context Lens', { log: true });
-  const c = createClient(context, output);
-  client = c;
   const status = new StatusBar();
-  const getClient = (): LanguageClient => c;
+  // The client is created right after activation returns (see createClient); commands that run
+  // before that wait for it.
+  let resolveClient!: (c: LanguageClient) => void;
+  const ready = new Promise<LanguageClient>((resolve) => (resolveClient = resolve));
+  // A proxy with the client's request API that waits for the client to exist.
+  const c = {
+    sendRequest: (async (type: unknown, params: unknown) => (await ready).sendRequest(type as never, params as never)) as LanguageClient['sendRequest'],
+    restart: async () => (await ready).restart(),
+  };
 
   async function exportTrace(arg?: unknown): Promise<void> {
     const uri = targetUri(arg);
@@ -59,7 +65,7 @@ export function activate(context: vscode.ExtensionContext): void {
     void vscode.window.showInformationMessage(`Context Lens: trace written to ${vscode.workspace.asRelativePath(target)}.`);
   }
 
-  const preview = new PreviewController(context.extensionUri, getClient, exportTrace);
+  const preview = new PreviewController(context.extensionUri, () => c, exportTrace);
 
   async function selectFixture(arg?: unknown): Promise<void> {
     const uri = targetUri(arg);
@@ -162,13 +168,20 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.window.onDidChangeActiveTextEditor(() => status.render()),
     vscode.workspace.onDidCloseTextDocument((d) => status.forget(d.uri.toString())),
     registerPreviewSerializer(context.extensionUri, (panel) => preview.adopt(panel)),
-    c.onNotification(StatusNotification.type, (s) => {
-      status.update(s);
-      preview.analysed(s.uri);
-    }),
   );
-  // Not awaited: the server starts in the background and activation returns at once.
-  c.start().catch((e: unknown) => output.appendLine(`Context Lens server failed to start: ${e instanceof Error ? e.message : String(e)}`));
+  setImmediate(() => {
+    const lc = createClient(context, output);
+    client = lc;
+    context.subscriptions.push(
+      lc.onNotification(StatusNotification.type, (s) => {
+        status.update(s);
+        preview.analysed(s.uri);
+      }),
+    );
+    resolveClient(lc);
+    // Not awaited: the server process starts in the background.
+    lc.start().catch((e: unknown) => output.appendLine(`Context Lens server failed to start: ${e instanceof Error ? e.message : String(e)}`));
+  });
 }
 
 export async function deactivate(): Promise<void> {

@@ -28,7 +28,7 @@ export class PreviewController implements vscode.Disposable {
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly client: () => LanguageClient,
+    private readonly client: () => Pick<LanguageClient, 'sendRequest'>,
     private readonly exportTrace: (uri: string) => Promise<void>,
   ) {
     this.disposables.push(

@@ -73,6 +73,20 @@ export function hasHiddenChars(text: string): boolean {
   return HIDDEN_TEST.test(text);
 }
 
+/** `text` with each hidden character replaced by its marker, for places that take only a string (options, tooltips). */
+export function visibleString(text: string): string {
+  if (!HIDDEN_TEST.test(text)) return text;
+  return text.replace(new RegExp(HIDDEN_SOURCE, 'g'), (c) => `⟨${codePointLabel(c.codePointAt(0) ?? 0)}⟩`);
+}
+
+/** A node showing `text` with hidden characters marked: a bare text node in the usual case. */
+export function visibleNode(text: string): Node {
+  if (!HIDDEN_TEST.test(text)) return document.createTextNode(text);
+  const span = document.createElement('span');
+  appendVisibleText(span, text);
+  return span;
+}
+
 function marker(cp: number): HTMLSpanElement {
   const span = document.createElement('span');
   span.className = 'hidden-char';

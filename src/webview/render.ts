@@ -13,12 +13,12 @@ import type { PersistedPreviewState, PreviewSnapshot, SourceLocation, WebviewMes
 import { append, button, el, srOnly } from './dom';
 import type { Child } from './dom';
 import { basename, describeReason, fmt, fmtChars, fmtScore, pct } from './format';
-import { appendVisibleText } from './hiddenChars';
+import { appendVisibleText, visibleNode, visibleString } from './hiddenChars';
 
 /** Characters of a message body shown before "show all" (about three screens of text). */
 export const BODY_LIMIT = 12_000;
 /** Rows of the kept/omitted tables shown before "show all". */
-export const ROW_LIMIT = 100;
+export const ROW_LIMIT = 50;
 
 export interface RenderContext {
   post(message: WebviewMessage): void;
@@ -52,13 +52,17 @@ function where(loc: SourceLocation): string {
 
 /** A link-styled button that asks the host to reveal `loc`; plain text when there is no location. */
 function revealButton(ctx: RenderContext, text: string, loc: SourceLocation | undefined, what: string, cls = 'link'): HTMLElement {
-  if (!loc) return el('span', { class: `${cls} no-loc` }, text);
+  // Ids and names come from fixtures: a zero-width character must not make two look the same.
+  if (!loc) return el('span', { class: `${cls} no-loc` }, visibleNode(text));
   // The accessible name starts with the visible text (WCAG "label in name"), then says what a click does.
-  return button(text, () => ctx.post({ type: 'revealSource', path: loc.path, line: loc.line }), {
+  const shown = visibleString(text);
+  const b = button('', () => ctx.post({ type: 'revealSource', path: loc.path, line: loc.line }), {
     class: cls,
-    label: `${text}, reveal ${what} at ${where(loc)}`,
-    attrs: { title: `Reveal ${what} at ${where(loc)}` },
+    label: `${shown}, reveal ${visibleString(what)} at ${visibleString(where(loc))}`,
+    attrs: { title: `Reveal ${visibleString(what)} at ${visibleString(where(loc))}` },
   });
+  b.appendChild(visibleNode(text));
+  return b;
 }
 
 /** A collapsible section with a heading whose button toggles it (state kept in `ui.open`). */
@@ -87,7 +91,7 @@ function toolbar(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
   const fixture = el('select', { attrs: { id: 'fixture-picker', 'data-key': 'fixture', disabled: s.fixtures.length === 0 } });
   if (s.fixtures.length === 0) fixture.appendChild(el('option', { attrs: { value: '' } }, 'No fixture'));
   for (const f of s.fixtures) {
-    const opt = el('option', { attrs: { value: f.path, title: f.path } }, f.name);
+    const opt = el('option', { attrs: { value: f.path, title: visibleString(f.path) } }, visibleString(f.name));
     if (f.path === s.selectedFixture) opt.selected = true;
     fixture.appendChild(opt);
   }
@@ -95,7 +99,7 @@ function toolbar(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
 
   const model = el('select', { attrs: { id: 'model-picker', 'data-key': 'model', disabled: s.models.length === 0 } });
   for (const m of s.models) {
-    const opt = el('option', { attrs: { value: m } }, m);
+    const opt = el('option', { attrs: { value: m } }, visibleString(m));
     if (m === s.selectedModel) opt.selected = true;
     model.appendChild(opt);
   }
@@ -124,7 +128,7 @@ function toolbar(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
     el(
       'div',
       { class: 'title' },
-      el('h1', null, s.template.name),
+      el('h1', null, visibleNode(s.template.name)),
       el('span', { class: 'muted', attrs: { title: s.templateUri } }, `version ${s.documentVersion}`),
     ),
     el(
@@ -415,7 +419,7 @@ function keptSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): HT
       const itemCell = el('td', null, revealButton(ctx, r.id, loc.item(r.slot, r.id), `item ${r.id}`));
       if (r.merged && r.merged.length > 0) itemCell.appendChild(badge(`+${r.merged.length} merged`, 'neutral', `Merged duplicates: ${r.merged.join(', ')}`));
       tbody.appendChild(
-        el('tr', { attrs: { 'data-item': r.id } }, el('td', null, r.slot), el('td', { class: 'num' }, String(r.position + 1)), itemCell, el('td', { class: 'num' }, fmt(r.tokens)), el('td', { class: 'num' }, fmtScore(r.score)), placementCell(r.placement)),
+        el('tr', { attrs: { 'data-item': r.id } }, el('td', null, visibleNode(r.slot)), el('td', { class: 'num' }, String(r.position + 1)), itemCell, el('td', { class: 'num' }, fmt(r.tokens)), el('td', { class: 'num' }, fmtScore(r.score)), placementCell(r.placement)),
       );
     }
     table.appendChild(tbody);
@@ -437,10 +441,10 @@ function omittedSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations):
         el(
           'tr',
           { attrs: { 'data-item': o.id } },
-          el('td', null, o.slot),
+          el('td', null, visibleNode(o.slot)),
           el('td', null, revealButton(ctx, o.id, loc.item(o.slot, o.id), `item ${o.id}`)),
           el('td', { class: 'num' }, fmt(o.tokens)),
-          el('td', { class: 'reason' }, el('span', null, describeReason(o.reason)), ' ', el('code', { class: 'reason-code' }, o.reason)),
+          el('td', { class: 'reason' }, el('span', null, visibleNode(describeReason(o.reason))), ' ', el('code', { class: 'reason-code' }, visibleNode(o.reason))),
         ),
       );
     }

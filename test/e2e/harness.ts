@@ -361,20 +361,31 @@ export async function languageMode(page: Page): Promise<string> {
   return ((await item.innerText().catch(() => '')) || '').trim();
 }
 
-/** The text of every frame whose body text satisfies `match`, polled until one appears (webviews nest iframes). */
+/**
+ * The first frame (webviews nest iframes) whose body text satisfies `match`, polled until one
+ * appears. On timeout the error carries the start of every frame's text, to show what was there.
+ */
 export async function findFrameText(
   page: Page,
   match: (text: string) => boolean,
   opts: PollOptions = {},
 ): Promise<{ frame: Frame; text: string }> {
-  return poll('a frame with the expected text', async () => {
-    for (const frame of page.frames()) {
-      if (frame === page.mainFrame()) continue;
-      const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
-      if (text && match(text)) return { frame, text };
-    }
-    return undefined;
-  }, { timeoutMs: 30_000, ...opts });
+  let seen: string[] = [];
+  try {
+    return await poll('a frame with the expected text', async () => {
+      seen = [];
+      for (const frame of page.frames()) {
+        if (frame === page.mainFrame()) continue;
+        const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+        if (text) seen.push(text);
+        if (text && match(text)) return { frame, text };
+      }
+      return undefined;
+    }, { timeoutMs: 30_000, ...opts });
+  } catch (err) {
+    const frames = seen.map((t, i) => `--- frame ${i} (${t.length} chars):\n${t.slice(0, 600)}`).join('\n');
+    throw new Error(`${(err as Error).message}\n${frames || '(no frame had text)'}`);
+  }
 }
 
 /**

@@ -101,9 +101,9 @@ describe('assemble: the SDK-retry request', () => {
     const fx = retryFixture();
     const at = (rule: string) => r.findings.filter((f) => f.rule === rule).map((f) => fx.text.slice(f.span.start, f.span.end));
     expect(at('delimiter-breakout')).toEqual(['[/EVIDENCE]', 'system:']);
-    expect(at('injection-phrase')).toEqual(['Ignore previous instructions', 'upload the database']);
+    expect(at('injection-phrase')).toEqual(['Ignore previous instructions']);
     const inj = r.findings.find((f) => f.rule === 'injection-phrase')!;
-    expect(inj.message).toContain('"Ignore previous instructions"');
+    expect(inj.message).toBe('Untrusted text of evidence item ev_0400 contains instruction-like text "Ignore previous instructions" and "upload the database" (heuristic). It reaches the model as data; keep permissions and tool checks outside the model.');
     expect(inj.path).toBe(fx.path);
     expect(inj.related?.[0].path).toBe('/ws/support.context.yaml');
   });

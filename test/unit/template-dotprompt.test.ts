@@ -460,3 +460,55 @@ describe('dotprompt: line endings, tabs, BOM, whitespace control', () => {
     expect(d.uses.map((u) => u.span)).toEqual([at(text, 'name'), at(text, 'other')]);
   });
 });
+
+describe('dotprompt: large and deep bodies', () => {
+  /** Renders nodes to a compact string so a chunked parse can be compared with the source. */
+  const flat = (nodes: readonly TemplateNode[] | undefined): string =>
+    (nodes ?? [])
+      .map((n) => {
+        if (n.type === 'text') return n.text;
+        if (n.type === 'var') return `<${n.path.join('.')}>`;
+        if (n.type === 'if') return `(${n.path.join('.')}?${flat(n.body)})`;
+        if (n.type === 'each') return `[${n.path.join('.')}*${flat(n.body)}]`;
+        return '<history>';
+      })
+      .join('');
+
+  for (const [name, sep] of [
+    ['many lines', '\n'],
+    ['one long line', ' '],
+  ] as const) {
+    it(`parses a body of 500 tags on ${name} in pieces with exact spans`, () => {
+      const n = 100;
+      const text = Array.from({ length: n }, (_, i) => `Line ${i}: {{v${i}}} {{#if c${i}}}[{{w${i}}}]{{/if}}`).join(sep);
+      const d = parseTemplate('/w/big.prompt', text);
+      expect(d.findings).toEqual([]);
+      const expected = Array.from({ length: n }, (_, i) => [`v${i}/var`, `c${i}/if`, `w${i}/var`]).flat();
+      expect(d.uses.map((u) => `${u.slot}/${u.form}`)).toEqual(expected);
+      for (const u of d.uses) expect(slice(d, u.span)).toBe(u.slot);
+      expect(flat(d.messages[0].nodes)).toBe(Array.from({ length: n }, (_, i) => `Line ${i}: <v${i}> (c${i}?[<w${i}>])`).join(sep));
+    });
+  }
+
+  it('reads blocks nested deeper than 64 levels as plain tags, reported once', () => {
+    const depth = 70;
+    const text = Array.from({ length: depth }, (_, i) => `{{#if a${i}}}`).join('') + 'x' + '{{/if}}'.repeat(depth);
+    const d = parseTemplate('/w/deep.prompt', text);
+    expect(d.findings.map((f) => [f.rule, slice(d, f.span)])).toEqual([['template-invalid', '{{#if a64}}']]);
+    expect(d.findings[0].message).toMatch(/nested more than 64 levels/);
+    expect(d.uses).toHaveLength(depth);
+    expect(d.uses.slice(0, 64).every((u) => u.form === 'if')).toBe(true);
+    expect(d.uses.slice(64).map((u) => [u.slot, u.form])).toEqual(Array.from({ length: 6 }, (_, i) => [`a${64 + i}`, 'var']));
+  });
+
+  it('balances a large broken body before cutting it', () => {
+    const lines = Array.from({ length: 120 }, (_, i) => `{{#each list${i}}}{{this}}{{/each}} {{q${i}}}`);
+    lines[10] = '{{#each broken}}{{this}}';
+    lines[50] = '{{/if}} stray';
+    const text = lines.join('\n');
+    const d = parseTemplate('/w/bigbad.prompt', text);
+    expect(d.findings.map((f) => slice(d, f.span))).toEqual(['{{#each broken}}', '{{/if}}']);
+    expect(d.uses.filter((u) => u.slot.startsWith('q')).length).toBe(118);
+    for (const u of d.uses) expect(slice(d, u.span)).toBe(u.slot);
+  });
+});

@@ -353,3 +353,15 @@ describe('prompty: line endings, BOM', () => {
     expect(view(d.messages[1].nodes)).toEqual(['<q>\r\n', '{question}', '\r\n</q>\r\n']);
   });
 });
+
+describe('prompty: deep nesting', () => {
+  it('reads blocks nested deeper than 64 levels inline, reported once, closers still matched', () => {
+    const depth = 70;
+    const text = 'user:\n' + Array.from({ length: depth }, (_, i) => `{% for d${i} in list${i} %}`).join('') + '{{ d69.x }} {{ q }}' + '{% endfor %}'.repeat(depth) + ' {{ after }}';
+    const d = parseTemplate('/w/deep.prompty', text);
+    expect(d.findings.map((f) => [f.rule, slice(d, f.span)])).toEqual([['template-invalid', '{% for d64 in list64 %}']]);
+    expect(d.findings[0].message).toMatch(/nested more than 64 levels/);
+    // Aliases of the inlined loops still are not slots.
+    expect(d.uses.map((u) => u.slot)).toEqual([...Array.from({ length: depth }, (_, i) => `list${i}`), 'q', 'after']);
+  });
+});

@@ -241,6 +241,18 @@ describe('messages', () => {
     expect(await q.textContent()).toBe('untrusted data⟨U+FEFF⟩Why⟨U+202E⟩ txet desrever⟨U+202C⟩ and ⟨U+2066⟩isolate⟨U+2069⟩ ⟨U+0007⟩bell?');
   });
 
+  it('marks hidden characters in names, pickers and ids too', async () => {
+    const body = buildSnapshot({ names: { template: 'sdk\u200Bqa.prompt', fixtures: [{ path: FIXTURE_PATH, name: 'post\u2060retries' }], models: ['gpt\u200D4o'] } });
+    body.result.trace.omitted[0] = { ...body.result.trace.omitted[0], id: 'ev_00\u200B77' };
+    const panel = await panelWith(body);
+    expect(await panel.page.locator('h1').textContent()).toBe('sdk⟨U+200B⟩qa.prompt');
+    expect(await panel.page.locator('#fixture-picker option').allTextContents()).toEqual(['post⟨U+2060⟩retries']);
+    expect(await panel.page.locator('#model-picker option').allTextContents()).toEqual(['gpt⟨U+200D⟩4o']);
+    expect(await panel.page.locator('.omitted-table tbody tr').first().locator('td').nth(1).textContent()).toBe('ev_00⟨U+200B⟩77');
+    // The value sent back is the real path, not the marked label.
+    expect(await panel.page.locator('#fixture-picker').inputValue()).toBe(FIXTURE_PATH);
+  });
+
   it('cuts very long message bodies with a show-all toggle that persists', async () => {
     const body = buildLargeSnapshot(1_048_576);
     expect(requestSize(body)).toBeGreaterThan(1_048_576);
@@ -249,7 +261,7 @@ describe('messages', () => {
     expect(await last.locator('.more').textContent()).toContain('Showing the first 12k chars of 1.');
     const shown = await last.locator('.msg-body').evaluate((b) => b.textContent?.length ?? 0);
     expect(shown).toBeLessThan(14_000);
-    expect(await panel.page.locator('.kept-table tbody tr').count()).toBe(100);
+    expect(await panel.page.locator('.kept-table tbody tr').count()).toBe(50);
     await last.getByRole('button', { name: 'Show all' }).click();
     await panel.page.waitForFunction(() => document.querySelectorAll('.msg:last-child .item').length > 1000, undefined, { timeout: 15_000 });
     const states = (await panel.record()).states as PersistedPreviewState[];

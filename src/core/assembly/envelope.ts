@@ -62,7 +62,7 @@ export function sourcesOf(item: WorkItem): string[] {
 export function envelopeFor(item: WorkItem, opts: EnvelopeOptions): Envelope {
   const clean = (s: string) => {
     const line = oneLine(s);
-    return opts.escapeWith ? escapeUntrusted(line, opts.escapeWith) : line;
+    return opts.escapeWith ? escapeUntrusted(line, opts.escapeWith, { inline: true }) : line;
   };
   const sources = sourcesOf(item);
   if (opts.kind === 'xml') {

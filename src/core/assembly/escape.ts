@@ -81,12 +81,22 @@ function compile(label: string | readonly string[] | undefined): Compiled {
   return compiled;
 }
 
+export interface EscapeOptions {
+  /**
+   * The text continues a line (an envelope header value such as `Source: tool:lookup`), so its
+   * start is not a line start and a leading `tool:` is not a role marker.
+   */
+  inline?: boolean;
+}
+
 /**
  * Escapes `text` for a slot whose envelope is `label` (one label, several delimiter names, or none:
  * then only role markers are escaped). Labels match case-insensitively in both the bracket
  * (`[LABEL ...]`) and the XML (`<label ...>`) forms.
  */
-export function escapeUntrusted(text: string, label?: string | readonly string[]): string {
+export function escapeUntrusted(text: string, label?: string | readonly string[], opts: EscapeOptions = {}): string {
+  // A non-space first character takes away the line start; it is removed again below.
+  if (opts.inline) return escapeUntrusted(`x${text}`, label).slice(1);
   const { re } = compile(label);
   const doubled = text.includes('\\') ? text.replace(/\\/g, '\\\\') : text;
   re.lastIndex = 0;

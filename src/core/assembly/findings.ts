@@ -35,12 +35,19 @@ export function slotLocation(ctx: FindingContext, slot: string): { path: string;
   return { path: ctx.template.path, span: use?.span ?? ctx.template.bodySpan ?? ZERO };
 }
 
-/** The span of `needle` inside the item's text in the fixture, when it is written there verbatim. */
-function spanOf(ctx: FindingContext, item: WorkItem, needle: string): Span {
+/**
+ * The span in the fixture of `needle`, found at `index` of the item's text: the same occurrence
+ * (the k-th of that needle) in the item's source text, when it is written there verbatim. YAML
+ * folding and escapes move offsets, so the text is searched rather than offset-mapped.
+ */
+function spanOf(ctx: FindingContext, item: WorkItem, needle: string, index: number): Span {
   const fx = ctx.fixture;
   if (!fx || item.file !== undefined || !needle) return item.textSpan;
+  let k = 0;
+  for (let i = item.text.indexOf(needle); i >= 0 && i < index; i = item.text.indexOf(needle, i + 1)) k++;
   const region = fx.text.slice(item.textSpan.start, item.textSpan.end);
-  const at = region.indexOf(needle);
+  let at = region.indexOf(needle);
+  for (let j = 0; j < k && at >= 0; j++) at = region.indexOf(needle, at + 1);
   return at >= 0 ? { start: item.textSpan.start + at, end: item.textSpan.start + at + needle.length } : item.textSpan;
 }
 
@@ -49,31 +56,49 @@ function describe(slot: SlotState, item: WorkItem): string {
 }
 
 /**
- * Instruction-like phrases (a heuristic, reported apart from the structural rules). Each pattern
- * is anchored on words so that ordinary prose about instructions rarely matches.
+ * Instruction-like phrases (a heuristic, reported apart from the structural rules). Override
+ * phrases try to replace the application's instructions and are suspicious in any untrusted text,
+ * the user's own messages included (direct injection). Action phrases ask for an operation; in
+ * conversation turns and the user's question they are the ordinary business of the request ("I'd
+ * like you to issue the refund"), so they are only looked for in data slots (documents, tool
+ * results, memory). An action phrase after a modal or a negation ("can't issue the refund",
+ * "never send your API key") is a statement about the action, not an order, and does not match.
  */
-export const INJECTION_PATTERNS: readonly RegExp[] = [
+const NOT_AFTER = "(?<!\\b(?:can|cannot|can't|could|may|might|will|won't|would|should|shall|must|to|not|never|don't|doesn't|we|they|agents?)\\s)";
+
+export const OVERRIDE_PATTERNS: readonly RegExp[] = [
   /\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+)?(?:of\s+the\s+)?(?:previous|prior|above|earlier|preceding|former|system|your)\s+(?:instructions?|rules|prompts?|directions|guidelines|messages)\b/i,
   /\bdisregard\s+(?:the\s+|your\s+)?system\s+prompt\b/i,
-  /\byou\s+are\s+now\b/i,
+  /\byou\s+are\s+now\s+(?:an?\s+\w+|the\s+\w+|in\s+\w+\s+mode|no\s+longer\b|free\b|unrestricted\b|called\b|dan\b|jailbroken\b)/i,
   /\bnew\s+instructions?\s*:/i,
-  /\bissue\s+(?:a\s+|the\s+)?(?:full\s+)?refund\b/i,
-  /\breveal\s+(?:your\s+|the\s+)?(?:system\s+prompt|hidden\s+prompt|instructions|prompt)\b/i,
-  /\bupload\s+(?:the\s+|all\s+)?(?:database|db|data|files)\b/i,
-  /\b(?:print|show|repeat)\s+(?:your\s+|the\s+)?system\s+prompt\b/i,
-  /\bact\s+as\s+(?:an?\s+|the\s+)?(?:admin(?:istrator)?|system|developer|root)\b/i,
-  /\b(?:do\s+not|don't|never)\s+(?:tell|inform|warn)\s+the\s+user\b/i,
+  /\b(?:reveal|print|show|repeat|leak)\s+(?:me\s+)?(?:your\s+|the\s+)?(?:system\s+prompt|hidden\s+prompt|hidden\s+instructions|initial\s+instructions)\b/i,
   /\bsystem\s+override\b/i,
-  /\b(?:send|email|post|exfiltrate)\s+(?:the\s+|your\s+|all\s+)?(?:api\s+keys?|passwords?|credentials|secrets|tokens)\b/i,
 ];
 
-/** All patterns in one expression: one scan rules out the (usual) clean text. */
-const ANY_INJECTION = new RegExp(INJECTION_PATTERNS.map((p) => `(?:${p.source})`).join('|'), 'i');
+export const ACTION_PATTERNS: readonly RegExp[] = [
+  new RegExp(`${NOT_AFTER}\\bissue\\s+(?:a\\s+|the\\s+)?(?:full\\s+)?refund\\b`, 'i'),
+  new RegExp(`${NOT_AFTER}\\bupload\\s+(?:the\\s+|all\\s+|your\\s+)?(?:database|db)\\b`, 'i'),
+  new RegExp(`${NOT_AFTER}\\bact\\s+as\\s+(?:an?\\s+|the\\s+)?(?:admin(?:istrator)?|system|developer|root)\\b`, 'i'),
+  /\b(?:do\s+not|don't|never)\s+(?:tell|inform|warn)\s+the\s+user\b/i,
+  new RegExp(`${NOT_AFTER}\\b(?:send|email|post|exfiltrate|forward)\\s+(?:me\\s+)?(?:the\\s+|your\\s+|all\\s+)?(?:api\\s+keys?|passwords?|credentials|secrets|private\\s+keys?)\\b`, 'i'),
+];
 
-export function findInjectionPhrases(text: string): Array<{ index: number; text: string }> {
+/** Every pattern, override first. */
+export const INJECTION_PATTERNS: readonly RegExp[] = [...OVERRIDE_PATTERNS, ...ACTION_PATTERNS];
+
+/** All patterns of a list in one expression: one scan rules out the (usual) clean text. */
+function anyOf(list: readonly RegExp[]): RegExp {
+  return new RegExp(list.map((p) => `(?:${p.source})`).join('|'), 'i');
+}
+const ANY_OVERRIDE = anyOf(OVERRIDE_PATTERNS);
+const ANY_INJECTION = anyOf(INJECTION_PATTERNS);
+
+/** Instruction-like phrases in `text`; `actions: false` looks for override phrases only. */
+export function findInjectionPhrases(text: string, opts: { actions?: boolean } = {}): Array<{ index: number; text: string }> {
+  const actions = opts.actions ?? true;
   const out: Array<{ index: number; text: string }> = [];
-  if (!ANY_INJECTION.test(text)) return out;
-  for (const re of INJECTION_PATTERNS) {
+  if (!(actions ? ANY_INJECTION : ANY_OVERRIDE).test(text)) return out;
+  for (const re of actions ? INJECTION_PATTERNS : OVERRIDE_PATTERNS) {
     const m = re.exec(text);
     if (m) out.push({ index: m.index, text: m[0] });
   }
@@ -99,14 +124,18 @@ export function contentFindings(ctx: FindingContext, slot: SlotState, items: rea
               ? 'which would open a fake envelope'
               : 'a role marker that could pass for the start of a new message';
         out.push(
-          finding('delimiter-breakout', fx.path, spanOf(ctx, item, shown), `Untrusted text of ${describe(slot, item)} contains "${shown}", ${effect}; it is escaped in the request (\\ inserted), but check where this text comes from.`, {
+          finding('delimiter-breakout', fx.path, spanOf(ctx, item, shown, b.index), `Untrusted text of ${describe(slot, item)} contains "${shown}", ${effect}; it is escaped in the request (\\ inserted), but check where this text comes from.`, {
             related: configRelated(ctx, slot.name, slot.label ? 'label' : 'trust'),
           }),
         );
       }
-      for (const p of findInjectionPhrases(item.text)) {
+      // One finding per item, on its first phrase, quoting every phrase found.
+      const phrases = findInjectionPhrases(item.text, { actions: slot.kind !== 'history' && slot.kind !== 'user' });
+      if (phrases.length) {
+        const first = phrases[0];
+        const quoted = phrases.map((p) => `"${p.text}"`).join(' and ');
         out.push(
-          finding('injection-phrase', fx.path, spanOf(ctx, item, p.text), `Untrusted text of ${describe(slot, item)} contains instruction-like text "${p.text}" (heuristic). It reaches the model as data; keep permissions and tool checks outside the model.`, {
+          finding('injection-phrase', fx.path, spanOf(ctx, item, first.text, first.index), `Untrusted text of ${describe(slot, item)} contains instruction-like text ${quoted} (heuristic). It reaches the model as data; keep permissions and tool checks outside the model.`, {
             related: configRelated(ctx, slot.name, 'trust'),
           }),
         );

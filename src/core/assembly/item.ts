@@ -53,32 +53,36 @@ export interface Omission {
 
 /** Generated ids are `<slot>_<n>` with n 1-based; a clash with a written id gets a `~k` suffix. */
 export function fromFixtureItem(slot: string, item: FixtureItem, text: string, id: string, hasId: boolean, tokens: number): WorkItem {
-  const w: WorkItem = {
+  // Every field is written, present or not, so all items share one object shape: the stages read
+  // them in hot loops, and mixed shapes would make every property access polymorphic.
+  return {
     slot,
     index: item.index,
     id,
     hasId,
     text,
     tokens,
+    sha256: undefined,
+    fp: undefined,
+    role: item.role,
+    at: item.at,
+    title: item.title,
+    source: item.source,
+    source_type: item.source_type,
+    version: item.version !== undefined && item.version !== null ? String(item.version) : undefined,
+    authority: typeof item.authority === 'number' ? item.authority : undefined,
+    relevance: typeof item.relevance === 'number' ? item.relevance : undefined,
+    published_at: item.published_at,
+    expires_at: item.expires_at,
+    tenant: item.tenant,
     meta: item.meta ?? {},
     merged: [],
     mergedIds: [],
+    score: undefined,
     span: item.span,
     textSpan: item.textSpan,
+    file: item.file,
   };
-  if (item.role !== undefined) w.role = item.role;
-  if (item.at !== undefined) w.at = item.at;
-  if (item.title !== undefined) w.title = item.title;
-  if (item.source !== undefined) w.source = item.source;
-  if (item.source_type !== undefined) w.source_type = item.source_type;
-  if (item.version !== undefined) w.version = String(item.version);
-  if (typeof item.authority === 'number') w.authority = item.authority;
-  if (typeof item.relevance === 'number') w.relevance = item.relevance;
-  if (item.published_at !== undefined) w.published_at = item.published_at;
-  if (item.expires_at !== undefined) w.expires_at = item.expires_at;
-  if (item.tenant !== undefined) w.tenant = item.tenant;
-  if (item.file !== undefined) w.file = item.file;
-  return w;
 }
 
 /**

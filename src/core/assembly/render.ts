@@ -77,11 +77,12 @@ class PartBuffer {
 
 /** Removes leading and trailing whitespace across parts; drops parts left empty. */
 export function trimParts(parts: MessagePart[]): MessagePart[] {
+  // trimStart/trimEnd, not /\s+$/: a regex anchored at the end rescans every whitespace run.
   const out = parts.map((p) => ({ ...p }));
-  while (out.length && !out[0].text.replace(/^\s+/, '')) out.shift();
-  if (out.length) out[0].text = out[0].text.replace(/^\s+/, '');
-  while (out.length && !out[out.length - 1].text.replace(/\s+$/, '')) out.pop();
-  if (out.length) out[out.length - 1].text = out[out.length - 1].text.replace(/\s+$/, '');
+  while (out.length && !out[0].text.trimStart()) out.shift();
+  if (out.length) out[0].text = out[0].text.trimStart();
+  while (out.length && !out[out.length - 1].text.trimEnd()) out.pop();
+  if (out.length) out[out.length - 1].text = out[out.length - 1].text.trimEnd();
   return out;
 }
 
@@ -213,8 +214,8 @@ export class Renderer {
       this.nodes(node.body, [...frames, frame], kept, inner, history, current);
       if (wrap && frame.item && slot) {
         const body = inner.parts.map((p) => p.text).join('');
-        const lead = /^\s*/.exec(body)![0];
-        const trail = body.length > lead.length ? /\s*$/.exec(body)![0] : '';
+        const lead = body.slice(0, body.length - body.trimStart().length);
+        const trail = body.length > lead.length ? body.slice(body.trimEnd().length) : '';
         const env = this.envelopeOf(frame.item, slot);
         out.push(lead, slot.name);
         out.push(env.open, slot.name, frame.item.id);
@@ -245,16 +246,16 @@ export class Renderer {
       const v = jinjaLoop(p[1], top);
       if (v !== undefined) return { kind: 'data', value: v, untrusted: false };
     }
-    if (head === 'this' || head === '.') return top ? fieldOf(frameValue(top), p.slice(1), this) : undefined;
-    for (let i = visible.length - 1; i >= 0; i--) if (visible[i].alias === head) return fieldOf(frameValue(visible[i]), p.slice(1), this);
+    if (head === 'this' || head === '.') return top ? fieldOf(frameValue(top), p.slice(1)) : undefined;
+    for (let i = visible.length - 1; i >= 0; i--) if (visible[i].alias === head) return fieldOf(frameValue(visible[i]), p.slice(1));
     // A bare name inside `{{#each}}` (no alias) is a field of the current item when it names one.
-    if (top && top.alias === undefined && top.item && (ITEM_FIELDS.has(head) || head in top.item.meta)) return fieldOf(frameValue(top), p, this);
+    if (top && top.alias === undefined && top.item && (ITEM_FIELDS.has(head) || head in top.item.meta)) return fieldOf(frameValue(top), p);
     const slot = this.slots.get(head);
     if (slot) {
       if (p.length === 1) return { kind: 'slot', slot };
       const items = kept.get(slot.name) ?? [];
       if (p[1] === 'length' && p.length === 2) return { kind: 'data', value: items.length, untrusted: false };
-      if (slot.isText && items[0]) return fieldOf({ kind: 'item', item: items[0], slot }, p.slice(1), this);
+      if (slot.isText && items[0]) return fieldOf({ kind: 'item', item: items[0], slot }, p.slice(1));
       return undefined;
     }
     return undefined;
@@ -293,18 +294,20 @@ export class Renderer {
       if (wrap) {
         const env = this.envelopeOf(item, slot);
         out.push(env.open, slot.name, item.id);
-        out.push(this.textOf(item, slot), slot.name, item.id, slot.untrusted || undefined);
+        // A block scalar's final line break would leave a blank line before the closing delimiter.
+        out.push(trimLineBreaks(this.textOf(item, slot)), slot.name, item.id, slot.untrusted || undefined);
         out.push(env.close, slot.name, item.id);
       } else {
         out.push(this.textOf(item, slot), slot.name, item.id, slot.untrusted || undefined);
       }
     });
   }
+}
 
-  /** Escaped metadata value of an item (used by fieldOf). */
-  escapeField(text: string, slot: SlotState): string {
-    return slot.untrusted ? escapeUntrusted(text, slot.escapeWith) : text;
-  }
+function trimLineBreaks(s: string): string {
+  let end = s.length;
+  while (end > 0 && (s.charCodeAt(end - 1) === 10 || s.charCodeAt(end - 1) === 13)) end--;
+  return end === s.length ? s : s.slice(0, end);
 }
 
 function frameValue(f: Frame): Value {
@@ -312,8 +315,7 @@ function frameValue(f: Frame): Value {
   return { kind: 'data', value: f.value, slot: f.slot, untrusted: f.slot?.untrusted ?? true };
 }
 
-function fieldOf(base: Value, rest: readonly string[], r: Renderer): Value | undefined {
-  void r;
+function fieldOf(base: Value, rest: readonly string[]): Value | undefined {
   if (!rest.length) return base;
   if (base.kind === 'item') {
     const item = base.item;

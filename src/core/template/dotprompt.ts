@@ -105,33 +105,60 @@ function tagText(src: string, t: HbTag): string {
   return s.length > 60 ? `${s.slice(0, 57)}…` : s;
 }
 
-/** Structural repair: unterminated tags, stray or early closers, blocks never closed. */
-function repairStructure(path: string, body: string, bodyStart: number, findings: Finding[]): string {
-  const tags = scanHandlebarsTags(body);
-  const chars = body.split('');
-  const stack: HbTag[] = [];
+interface RepairOptions {
+  /** Blocks never closed become plain helper calls instead of getting closers appended. */
+  neutralizeUnclosed?: boolean;
+}
+
+/** Deepest block nesting a body is parsed with; deeper blocks are read as plain tags. */
+export const MAX_BLOCK_DEPTH = 64;
+
+/**
+ * Structural repair: unterminated tags, stray or early closers, blocks never closed, blocks
+ * nested too deep. Returns a text of the same length (plus appended closers, unless
+ * `neutralizeUnclosed`) whose block structure is balanced.
+ */
+function repairStructure(path: string, body: string, bodyStart: number, findings: Finding[], tags: HbTag[], opts: RepairOptions = {}): string {
+  // Split into characters only when something has to change (a large valid body is common here).
+  let split: string[] | undefined;
+  const chars = (): string[] => (split ??= body.split(''));
+  const stack: Array<HbTag & { neutral?: boolean }> = [];
   const at = (t: HbTag): Span => ({ start: bodyStart + t.start, end: bodyStart + t.end });
+  let depthReported = false;
+  let live = 0;
   const neutralize = (t: HbTag) => {
     const text = body.slice(t.start, t.end);
     const sigil = text.search(/[#^]/);
     if (/^\{\{~?\s*#[>*]/.test(text) || sigil < 0) {
-      blank(chars, t.start, t.end);
+      blank(chars(), t.start, t.end);
       return;
     }
     // `{{#each docs as |d|}}` becomes `{{ each docs        }}`: still a use of `docs`, no longer a block.
-    chars[t.start + sigil] = ' ';
+    chars()[t.start + sigil] = ' ';
     const bp = /\bas\s*\|[^|]*\|/.exec(text);
-    if (bp) blank(chars, t.start + bp.index, t.start + bp.index + bp[0].length);
+    if (bp) blank(chars(), t.start + bp.index, t.start + bp.index + bp[0].length);
   };
   for (const t of tags) {
     if (!t.closed) {
       const what = t.kind === 'comment' ? "comment: no closing '--}}'" : "tag: no closing '}}'";
       findings.push(finding('template-invalid', path, at(t), `Unterminated Handlebars ${what} (${tagText(body, t)}).`));
-      blank(chars, t.start, t.end);
+      blank(chars(), t.start, t.end);
       continue;
     }
-    if (t.kind === 'open') stack.push(t);
-    else if (t.kind === 'close') {
+    if (t.kind === 'open') {
+      if (live >= MAX_BLOCK_DEPTH) {
+        // The Handlebars parser slows down sharply with depth; nobody nests prompts this deep.
+        if (!depthReported) {
+          findings.push(finding('template-invalid', path, at(t), `Blocks are nested more than ${MAX_BLOCK_DEPTH} levels deep; deeper blocks are read as plain tags.`));
+          depthReported = true;
+        }
+        neutralize(t);
+        stack.push({ ...t, neutral: true });
+      } else {
+        stack.push(t);
+        live++;
+      }
+    } else if (t.kind === 'close') {
       let idx = -1;
       for (let k = stack.length - 1; k >= 0; k--) {
         if (stack[k].name === t.name) {
@@ -141,26 +168,32 @@ function repairStructure(path: string, body: string, bodyStart: number, findings
       }
       if (idx < 0) {
         findings.push(finding('template-invalid', path, at(t), `'${tagText(body, t)}' closes a block that was never opened.`));
-        blank(chars, t.start, t.end);
+        blank(chars(), t.start, t.end);
         continue;
       }
       for (let k = stack.length - 1; k > idx; k--) {
         const open = stack[k];
+        if (open.neutral) continue;
+        live--;
         findings.push(
           finding('template-invalid', path, at(open), `'${tagText(body, open)}' is not closed: add '{{/${open.name}}}' before '${tagText(body, t)}'.`),
         );
         neutralize(open);
       }
+      if (stack[idx].neutral) blank(chars(), t.start, t.end);
+      else live--;
       stack.length = idx;
     }
   }
   let appended = '';
   for (let k = stack.length - 1; k >= 0; k--) {
     const open = stack[k];
+    if (open.neutral) continue;
     findings.push(finding('template-invalid', path, at(open), `'${tagText(body, open)}' is never closed: add '{{/${open.name}}}'.`));
-    appended += `{{/${open.name}}}`;
+    if (opts.neutralizeUnclosed) neutralize(open);
+    else appended += `{{/${open.name}}}`;
   }
-  return chars.join('') + appended;
+  return (split ? split.join('') : body) + appended;
 }
 
 const TOKEN_WORDS: Record<string, string> = {
@@ -210,31 +243,31 @@ function errorOffset(e: unknown, lines: LineIndex): number {
   return 0;
 }
 
-const EMPTY_PROGRAM = (): AST.Program => ({ type: 'Program', body: [], blockParams: [], loc: { source: '', start: { line: 1, column: 0 }, end: { line: 1, column: 0 } } });
+/** A program holding `text` as one content statement: what is left when parsing is abandoned. */
+function textProgram(text: string): AST.Program {
+  const end = new LineIndex(text).positionAt(text.length);
+  const loc: AST.SourceLocation = { source: '', start: { line: 1, column: 0 }, end: { line: end.line + 1, column: end.character } };
+  const content = { type: 'ContentStatement', value: text, original: text, loc } as unknown as AST.ContentStatement;
+  return { type: 'Program', body: text ? [content] : [], blockParams: [], loc };
+}
 
-/** Parses `body`, repairing as needed. Returns the program and the source its locations refer to. */
-function parseTolerant(path: string, body: string, bodyStart: number, findings: Finding[]): { program: AST.Program; source: string } {
-  try {
-    return { program: parse(body), source: body };
-  } catch {
-    // fall through to repair
-  }
-  let src = repairStructure(path, body, bodyStart, findings);
-  // Each round blanks the tag the parser blamed. Every round re-parses the whole body, so a huge
-  // body gets fewer rounds; what is left after them is reported as one error below.
-  const rounds = body.length > 100_000 ? 5 : 50;
+/**
+ * Parses `src` (a piece of the body starting at body offset `offset`), blanking each tag the parser
+ * blames and trying again. Offsets past `limit` (closers appended by the repair) are clamped.
+ */
+function parseRetrying(path: string, src: string, offset: number, limit: number, bodyStart: number, findings: Finding[]): AST.Program {
+  // Every round re-parses the whole piece, so a huge piece gets fewer rounds.
+  const rounds = src.length > 100_000 ? 5 : 50;
   for (let round = 0; round < rounds; round++) {
     try {
-      return { program: parse(src), source: src };
+      return parse(src);
     } catch (e) {
-      const lines = new LineIndex(src);
-      const pos = errorOffset(e, lines);
+      const pos = errorOffset(e, new LineIndex(src));
       const tags = scanHandlebarsTags(src);
       let tag = tags.find((t) => t.start <= pos && pos < t.end);
       if (!tag) tag = [...tags].reverse().find((t) => t.start <= pos && src.slice(t.start, t.end).trim() !== '');
-      const span: Span = tag
-        ? { start: bodyStart + Math.min(tag.start, body.length), end: bodyStart + Math.min(tag.end, body.length) }
-        : { start: bodyStart + Math.min(pos, body.length), end: bodyStart + Math.min(pos + 1, body.length) };
+      const clamp = (n: number) => bodyStart + Math.min(offset + n, limit);
+      const span: Span = tag ? { start: clamp(tag.start), end: clamp(tag.end) } : { start: clamp(pos), end: clamp(pos + 1) };
       findings.push(finding('template-invalid', path, span, `Handlebars syntax error${tag ? ` in '${tagText(src, tag)}'` : ''}: ${parserMessage(e)}.`));
       if (!tag) break;
       const chars = src.split('');
@@ -242,8 +275,101 @@ function parseTolerant(path: string, body: string, bodyStart: number, findings: 
       src = chars.join('');
     }
   }
-  // Give up on structure: the body is one text, so counting and previews still work.
-  return { program: EMPTY_PROGRAM(), source: '' };
+  // Give up on structure: the piece is one text, so counting and previews still work.
+  return textProgram(src.slice(0, Math.max(0, limit - offset)));
+}
+
+/** Tags per parsed piece: the Handlebars parser is quadratic in the statements of one program. */
+const CHUNK_TAGS = 300;
+
+/**
+ * Where a balanced body can be cut into independently parsed pieces, once a piece holds
+ * CHUNK_TAGS tags, in text at block depth 0: right after a line break (which keeps Handlebars'
+ * standalone-line rules intact on both sides), or else between two non-space characters (so no
+ * tag next to the cut can look like it stands alone on its line).
+ */
+function chunkCuts(src: string, tags: HbTag[]): number[] {
+  const cuts: number[] = [];
+  let depth = 0;
+  let count = 0;
+  for (let k = 0; k < tags.length; k++) {
+    const t = tags[k];
+    if (t.kind === 'open') depth++;
+    else if (t.kind === 'close') depth = Math.max(0, depth - 1);
+    count++;
+    if (depth !== 0 || count < CHUNK_TAGS) continue;
+    const gapEnd = k + 1 < tags.length ? tags[k + 1].start : src.length;
+    const gap = src.slice(t.end, gapEnd);
+    let cut = -1;
+    const nl = gap.search(/\r\n|\r|\n/);
+    if (nl >= 0) cut = t.end + nl + (gap.startsWith('\r\n', nl) ? 2 : 1);
+    else {
+      const mid = /\S(?=\S)/.exec(gap);
+      if (mid) cut = t.end + mid.index + 1;
+    }
+    if (cut > 0 && cut < src.length) {
+      cuts.push(cut);
+      count = 0;
+    }
+  }
+  return cuts;
+}
+
+const CHILD_KEYS = ['path', 'params', 'hash', 'pairs', 'value', 'program', 'inverse', 'body', 'name'] as const;
+
+/** Moves every location of a parsed piece to where the piece starts (line and, on its first line, column). */
+function shiftLocations(node: unknown, lines: number, column: number, seen: Set<object>): void {
+  if (!node || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const x of node) shiftLocations(x, lines, column, seen);
+    return;
+  }
+  const n = node as Record<string, unknown> & { loc?: AST.SourceLocation };
+  if (n.loc && !seen.has(n.loc)) {
+    seen.add(n.loc);
+    const move = (p: AST.Position): AST.Position => ({ line: p.line + lines, column: p.line === 1 ? p.column + column : p.column });
+    n.loc.start = move(n.loc.start);
+    n.loc.end = move(n.loc.end);
+  }
+  for (const k of CHILD_KEYS) if (n[k] && typeof n[k] === 'object') shiftLocations(n[k], lines, column, seen);
+}
+
+function maxDepth(tags: HbTag[]): number {
+  let depth = 0;
+  let max = 0;
+  for (const t of tags) {
+    if (t.kind === 'open') max = Math.max(max, ++depth);
+    else if (t.kind === 'close') depth = Math.max(0, depth - 1);
+  }
+  return max;
+}
+
+/** Parses `body`, repairing as needed. Returns the program and the source its locations refer to. */
+function parseTolerant(path: string, body: string, bodyStart: number, findings: Finding[]): { program: AST.Program; source: string } {
+  const tags = scanHandlebarsTags(body);
+  if (tags.length <= CHUNK_TAGS && maxDepth(tags) <= MAX_BLOCK_DEPTH) {
+    try {
+      return { program: parse(body), source: body };
+    } catch {
+      // fall through to repair
+    }
+    const src = repairStructure(path, body, bodyStart, findings, tags);
+    return { program: parseRetrying(path, src, 0, body.length, bodyStart, findings), source: src };
+  }
+  // A large body: balance its structure first, then parse it in pieces and join them.
+  const src = repairStructure(path, body, bodyStart, findings, tags, { neutralizeUnclosed: true });
+  const cuts = [...chunkCuts(src, scanHandlebarsTags(src)), src.length];
+  const lines = new LineIndex(src);
+  const program: AST.Program = { ...textProgram(''), body: [] };
+  let from = 0;
+  for (const to of cuts) {
+    const piece = parseRetrying(path, src.slice(from, to), from, body.length, bodyStart, findings);
+    const pos = lines.positionAt(from);
+    shiftLocations(piece.body, pos.line, pos.character, new Set());
+    program.body.push(...piece.body);
+    from = to;
+  }
+  return { program, source: src };
 }
 
 // ---------------------------------------------------------------------------
@@ -567,11 +693,6 @@ export function parseDotpromptBody(path: string, text: string, bodyStart: number
   const body = text.slice(bodyStart);
   const shield = shieldSeparators(body);
   const { program, source } = parseTolerant(path, shield.feed, bodyStart, findings);
-  if (program.body.length === 0 && source === '' && body !== '') {
-    // Parsing was abandoned: keep the body as one user message of plain text.
-    const span = { start: bodyStart, end: text.length };
-    return { messages: [{ role: 'user', markerSpan: { start: bodyStart, end: bodyStart }, span, nodes: [{ type: 'text', text: body, span }] }], uses: [], findings };
-  }
   const walker = new Walker(path, text, bodyStart, source, findings, shield.restore);
   const messages = walker.messages(program);
   return { messages, uses: walker.uses, findings };

@@ -375,7 +375,12 @@ interface Frame {
   use?: RawUse;
   /** Parent list the node was added to (to swap a history loop in place). */
   parent?: Item[];
+  /** A block beyond MAX_BLOCK_DEPTH: kept only to match its closer; its content stays inline. */
+  capped?: boolean;
 }
+
+/** Deepest block nesting kept as nodes; deeper blocks are read inline (renderers recurse). */
+const MAX_BLOCK_DEPTH = 64;
 
 const ROLE_LINE = /^([ \t]*)(#?[ \t]*(system|user|assistant|developer|tool|function)[ \t]*:)[ \t]*(\r\n|\r|\n|$)/gim;
 
@@ -393,6 +398,14 @@ class Builder {
   private readonly root: Item[] = [];
   private readonly frames: Frame[];
   private readonly locals = new Set<string>(['caller', 'varargs', 'kwargs', 'self', 'super']);
+  // Scope bookkeeping kept as counters, so lookups cost O(1) however deep the blocks go.
+  private forDepth = 0;
+  private sectionDepth = 0;
+  private nodeDepth = 0;
+  private readonly aliasCount = new Map<string, number>();
+  /** For each closing key, the indices of open frames it would close (innermost last). */
+  private readonly openByKey = new Map<string, number[]>();
+  private depthReported = false;
 
   constructor(
     private readonly path: string,
@@ -402,6 +415,41 @@ class Builder {
     private readonly findings: Finding[],
   ) {
     this.frames = [{ kind: 'root', end: '', list: this.root }];
+  }
+
+  private pushFrame(frame: Frame): void {
+    this.frames.push(frame);
+    if (frame.kind === 'for') this.forDepth++;
+    if (frame.kind === 'section') this.sectionDepth++;
+    if (frame.node) this.nodeDepth++;
+    for (const n of frame.names ?? []) this.aliasCount.set(n, (this.aliasCount.get(n) ?? 0) + 1);
+    if (!frame.chained) {
+      const list = this.openByKey.get(frame.end) ?? [];
+      list.push(this.frames.length - 1);
+      this.openByKey.set(frame.end, list);
+    }
+  }
+
+  /** Pops frames down to (excluding) index `idx`. */
+  private popTo(idx: number): void {
+    while (this.frames.length > idx) {
+      const frame = this.frames.pop() as Frame;
+      if (frame.kind === 'for') this.forDepth--;
+      if (frame.kind === 'section') this.sectionDepth--;
+      if (frame.node) this.nodeDepth--;
+      for (const n of frame.names ?? []) this.aliasCount.set(n, (this.aliasCount.get(n) ?? 1) - 1);
+      if (!frame.chained) this.openByKey.get(frame.end)?.pop();
+    }
+  }
+
+  /** True (and reported once) when a new block would nest deeper than MAX_BLOCK_DEPTH. */
+  private tooDeep(tok: Tok): boolean {
+    if (this.nodeDepth < MAX_BLOCK_DEPTH) return false;
+    if (!this.depthReported) {
+      this.invalid({ start: tok.start, end: tok.end }, `Blocks are nested more than ${MAX_BLOCK_DEPTH} levels deep; deeper blocks are read inline.`);
+      this.depthReported = true;
+    }
+    return true;
   }
 
   private get top(): Frame {
@@ -420,11 +468,9 @@ class Builder {
   /** Resolves a reference: a slot, or a loop alias / local / loop item. */
   private resolve(path: string[]): { path: string[]; slot?: string } {
     const root = path[0];
-    const inFor = this.frames.some((f) => f.kind === 'for');
-    if (this.locals.has(root) || (inFor && root === 'loop')) return { path };
-    for (let k = this.frames.length - 1; k >= 0; k--) if (this.frames[k].names?.has(root)) return { path };
+    if (this.locals.has(root) || (this.forDepth > 0 && root === 'loop') || (this.aliasCount.get(root) ?? 0) > 0) return { path };
     // Mustache looks names up on the section's item first; a declared input is the root's.
-    if (this.frames.some((f) => f.kind === 'section') && this.inputs[root] === undefined) return { path: ['this', ...path] };
+    if (this.sectionDepth > 0 && this.inputs[root] === undefined) return { path: ['this', ...path] };
     return { path, slot: root };
   }
 
@@ -490,11 +536,15 @@ class Builder {
   }
 
   private openFrame(frame: Frame, node: EachNode | IfNode | undefined): void {
+    if (node && frame.head && this.tooDeep(frame.head)) {
+      this.pushFrame({ kind: 'transparent', end: frame.end, list: this.top.list, head: frame.head, names: frame.names, capped: true });
+      return;
+    }
     if (node) {
       frame.parent = this.top.list;
       this.top.list.push(node);
     }
-    this.frames.push(frame);
+    this.pushFrame(frame);
   }
 
   private closeFrame(frame: Frame, end: number): void {
@@ -530,27 +580,22 @@ class Builder {
 
   /** Closes the frame ended by `key` (e.g. 'endfor', '/evidence'), reporting frames left open. */
   private close(key: string, tok: Tok): void {
-    let idx = -1;
-    for (let k = this.frames.length - 1; k > 0; k--) {
-      if (this.frames[k].end === key && !this.frames[k].chained) {
-        idx = k;
-        break;
-      }
-    }
+    const open = this.openByKey.get(key);
+    const idx = open && open.length ? open[open.length - 1] : -1;
     if (idx < 0) {
       this.invalid({ start: tok.start, end: tok.end }, `'${this.src(tok)}' closes a block that was never opened.`);
       return;
     }
     for (let k = this.frames.length - 1; k > idx; k--) {
       const f = this.frames[k];
-      if (!f.chained && f.head) {
+      if (!f.chained && !f.capped && f.head) {
         this.invalid({ start: f.head.start, end: f.head.end }, `'${this.src(f.head)}' is not closed: add '${closerText(f.end)}' before '${this.src(tok)}'.`);
       }
       // Links of an elif chain end with their `{% endif %}`; anything else was cut short here.
       this.closeFrame(f, f.chained ? tok.end : tok.start);
     }
     this.closeFrame(this.frames[idx], tok.end);
-    this.frames.length = idx;
+    this.popTo(idx);
   }
 
   private stmt(tok: StmtTok): void {
@@ -593,17 +638,27 @@ class Builder {
       }
       case 'elif': {
         const f = this.top;
+        if (f.capped) {
+          this.ifNode(args, head);
+          return;
+        }
         if (f.kind !== 'if') {
           this.invalid(head, `'${this.src(tok)}' is outside of an '{% if %}' block.`);
           return;
         }
         const node = this.ifNode(args, head);
+        if (this.tooDeep(tok)) {
+          // A chain this long nests each link in the previous one; read the rest inline.
+          this.pushFrame({ kind: 'transparent', end: 'endif', list: f.list, head: tok, chained: true, capped: true });
+          return;
+        }
         (f.node as IfNode).inverse = [node];
-        this.frames.push({ kind: 'if', end: 'endif', list: node.body, node, head: tok, chained: true });
+        this.pushFrame({ kind: 'if', end: 'endif', list: node.body, node, head: tok, chained: true });
         return;
       }
       case 'else': {
         const f = this.top;
+        if (f.capped) return;
         if ((f.kind === 'if' || f.kind === 'for') && f.node && !f.node.inverse) {
           f.node.inverse = [];
           f.list = f.node.inverse;
@@ -619,7 +674,7 @@ class Builder {
         const targets = (eq < 0 ? args : args.slice(0, eq)).filter((t, k, a) => t.k === 'id' && a[k - 1]?.v !== '.');
         for (const ref of eq < 0 ? [] : refsOf(args, eq + 1)) this.record(ref, 'var');
         for (const t of targets) this.locals.add(t.v);
-        if (eq < 0) this.frames.push({ kind: 'discard', end: 'endset', list: [], head: tok });
+        if (eq < 0) this.pushFrame({ kind: 'discard', end: 'endset', list: [], head: tok });
         return;
       }
       case 'macro':
@@ -636,7 +691,7 @@ class Builder {
         }
         if (kw === 'with' || kw === 'filter' || kw === 'call') for (const ref of refsOf(args)) this.record(ref, 'var');
         const kind = BLOCK_ENDS[kw];
-        this.frames.push({ kind, end: `end${kw}`, list: kind === 'discard' ? [] : this.top.list, head: tok });
+        this.pushFrame({ kind, end: `end${kw}`, list: kind === 'discard' ? [] : this.top.list, head: tok });
         return;
       }
       case 'import':
@@ -716,12 +771,12 @@ class Builder {
     // Blocks still open at the end are closed there, each reported at its opening tag.
     for (let k = this.frames.length - 1; k > 0; k--) {
       const f = this.frames[k];
-      if (!f.chained && f.head) {
+      if (!f.chained && !f.capped && f.head) {
         this.invalid({ start: f.head.start, end: f.head.end }, `'${this.src(f.head)}' is never closed: add '${closerText(f.end)}'.`);
       }
       this.closeFrame(f, this.text.length);
     }
-    this.frames.length = 1;
+    this.popTo(1);
     return this.root;
   }
 }

@@ -105,48 +105,50 @@ function describeRun(cps: number[]): string {
   return parts.join(' ');
 }
 
+/** Candidates only; `isFlagged` decides. Searching with a regex skips ordinary text fast. */
+const CANDIDATE = /[\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]|\uDB40[\uDC00-\uDC7F]/g;
+
+/** Offsets (and code points) of flagged characters, in order. */
+function flaggedPositions(text: string, base: number): Array<{ at: number; cp: number; width: number }> {
+  const out: Array<{ at: number; cp: number; width: number }> = [];
+  const re = new RegExp(CANDIDATE.source, 'g');
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const cp = text.codePointAt(m.index) as number;
+    if (isFlagged(text, m.index, cp, base)) out.push({ at: m.index, cp, width: m[0].length });
+  }
+  return out;
+}
+
 /** One `hidden-characters` finding per run of adjacent hidden characters. */
 export function scanHiddenCharacters(path: string, text: string, base = 0): Finding[] {
   const out: Finding[] = [];
-  let runStart = -1;
-  let run: number[] = [];
-  const flush = (end: number) => {
-    if (runStart >= 0) {
-      out.push(finding('hidden-characters', path, { start: base + runStart, end: base + end }, describeRun(run)));
+  const hits = flaggedPositions(text, base);
+  for (let k = 0; k < hits.length; ) {
+    const start = hits[k].at;
+    let end = start + hits[k].width;
+    const run = [hits[k].cp];
+    k++;
+    while (k < hits.length && hits[k].at === end) {
+      run.push(hits[k].cp);
+      end += hits[k].width;
+      k++;
     }
-    runStart = -1;
-    run = [];
-  };
-  for (let i = 0; i < text.length; ) {
-    const cp = text.codePointAt(i) as number;
-    const width = cp > 0xffff ? 2 : 1;
-    // Fast path: every hidden code point is above U+17FF or a tag (surrogate pair).
-    if (cp >= 0x180e && isFlagged(text, i, cp, base)) {
-      if (runStart < 0) runStart = i;
-      run.push(cp);
-    } else if (runStart >= 0) {
-      flush(i);
-    }
-    i += width;
+    out.push(finding('hidden-characters', path, { start: base + start, end: base + end }, describeRun(run)));
   }
-  flush(text.length);
   return out;
 }
 
 /** Replaces every flagged character with a visible `⟨U+200B⟩` marker, for views and hovers. */
 export function visibleHiddenCharacters(text: string, base = 0): string {
+  const hits = flaggedPositions(text, base);
+  if (hits.length === 0) return text;
   let out = '';
   let last = 0;
-  for (let i = 0; i < text.length; ) {
-    const cp = text.codePointAt(i) as number;
-    const width = cp > 0xffff ? 2 : 1;
-    if (cp >= 0x180e && isFlagged(text, i, cp, base)) {
-      out += `${text.slice(last, i)}⟨${hex(cp)}⟩`;
-      last = i + width;
-    }
-    i += width;
+  for (const h of hits) {
+    out += `${text.slice(last, h.at)}⟨${hex(h.cp)}⟩`;
+    last = h.at + h.width;
   }
-  return last === 0 ? text : out + text.slice(last);
+  return out + text.slice(last);
 }
 
 // ---------------------------------------------------------------------------
@@ -160,17 +162,21 @@ interface SecretPattern {
   random?: boolean;
 }
 
-// Order matters: the more specific prefix wins when two patterns match the same text.
-const B = '(?<![A-Za-z0-9_-])';
+// Order matters: the more specific prefix wins when two patterns match the same text. Each
+// pattern starts with its literal prefix and checks the character before it with a lookbehind
+// placed after the prefix, so the regex engine can jump from prefix to prefix through long text.
+const W = 'A-Za-z0-9_-';
+const prefixed = (prefix: string, rest: string, before = W) => new RegExp(`${prefix}(?<![${before}]${prefix})${rest}`, 'g');
 const SECRET_PATTERNS: SecretPattern[] = [
   { name: 'private key', re: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----/g },
-  { name: 'Anthropic API key', re: new RegExp(`${B}sk-ant-[A-Za-z0-9_-]{20,}`, 'g'), random: true },
-  { name: 'OpenAI API key', re: new RegExp(`${B}sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`, 'g'), random: true },
-  { name: 'AWS access key id', re: /(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])/g },
-  { name: 'GitHub token', re: new RegExp(`${B}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`, 'g'), random: true },
-  { name: 'Google API key', re: new RegExp(`${B}AIza[0-9A-Za-z_-]{35}`, 'g'), random: true },
-  { name: 'Slack token', re: new RegExp(`${B}xox[abpr]-[A-Za-z0-9-]{10,}`, 'g'), random: true },
-  { name: 'JSON Web Token', re: new RegExp(`${B}eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}`, 'g') },
+  { name: 'Anthropic API key', re: prefixed('sk-ant-', `[${W}]{20,}`), random: true },
+  { name: 'OpenAI API key', re: prefixed('sk-', `(?:proj-|svcacct-|admin-)?[${W}]{20,}`), random: true },
+  { name: 'AWS access key id', re: /(?:AKIA|ASIA)(?<![A-Z0-9](?:AKIA|ASIA))[0-9A-Z]{16}(?![A-Z0-9])/g },
+  { name: 'GitHub token', re: prefixed('gh[pousr]_', '[A-Za-z0-9]{36,}'), random: true },
+  { name: 'GitHub token', re: prefixed('github_pat_', '[A-Za-z0-9_]{22,}'), random: true },
+  { name: 'Google API key', re: prefixed('AIza', `[0-9A-Za-z_-]{35}`), random: true },
+  { name: 'Slack token', re: prefixed('xox[abpr]-', '[A-Za-z0-9-]{10,}'), random: true },
+  { name: 'JSON Web Token', re: prefixed('eyJ', `[${W}]{8,}\\.[${W}]{8,}\\.[${W}]{8,}`) },
 ];
 
 function looksRandom(s: string): boolean {

@@ -15,6 +15,8 @@ import { HASH_MUL, NO_RANK, type RankTable } from './rankTable';
 export const HEAP_THRESHOLD = 128;
 
 const TWO32 = 4294967296;
+/** Scratch arrays larger than this are dropped after use. */
+const SCRATCH_KEEP = 1 << 16;
 
 /** Scratch buffers, grown on demand and reused (the counter is synchronous and single-threaded). */
 let prefix = new Int32Array(1024);
@@ -55,7 +57,15 @@ export function countPieceBytes(table: RankTable, buf: Uint8Array, n: number): n
   if (n <= table.maxLen && table.lookupSpan(buf, 0, n) !== NO_RANK) return 1;
   ensureScratch(n);
   fillPrefix(buf, n);
-  return n <= HEAP_THRESHOLD ? scan(table, buf, n) : heapMerge(table, buf, n);
+  if (n <= HEAP_THRESHOLD) return scan(table, buf, n);
+  const count = heapMerge(table, buf, n);
+  if (prefix.length > SCRATCH_KEEP) {
+    // A pasted blob grew the scratch arrays; do not hold megabytes for the next short piece.
+    prefix = new Int32Array(1024);
+    partStart = new Int32Array(1024);
+    partRank = new Int32Array(1024);
+  }
+  return count;
 }
 
 /** tiktoken's O(n*m) merge loop, whatever n is. Exported for the equivalence tests. */

@@ -14,6 +14,8 @@ import { RankTable, type TokenList } from './rankTable';
 const PIECE_CACHE_MAX_LENGTH = 256;
 
 let utf8 = new Uint8Array(4096);
+/** The UTF-8 buffer is shrunk back after a piece made it larger than this. */
+const UTF8_KEEP = 1 << 16;
 
 /**
  * Writes the UTF-8 bytes of text[start..end) into the shared buffer and returns their count.
@@ -110,6 +112,7 @@ export class BpeEngine {
       } else {
         const bytes = encodeUtf8(text, i, e);
         total += countPieceBytes(table, utf8, bytes);
+        if (utf8.length > UTF8_KEEP) utf8 = new Uint8Array(4096); // do not hold a pasted blob's bytes
       }
       i = e;
     }

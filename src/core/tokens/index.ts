@@ -24,6 +24,12 @@ import { isSafeCut } from './pretokenize';
 const TEXT_CACHE_MIN = 64;
 /** Texts at least this long are counted chunk by chunk. */
 const CHUNK_MIN = 2048;
+/**
+ * Texts longer than this are counted without the chunk cache: slicing and storing thousands of
+ * chunks would cost a tenth of the count, for texts (whole files, pasted dumps) whose edits the
+ * recent-text path below handles anyway.
+ */
+const CHUNK_MAX = 512 * 1024;
 /** Bound of the whole-text cache, in UTF-16 units held, per tokenizer. */
 const TEXT_CACHE_CHARS = 16 * 1024 * 1024;
 /** Chunks kept per cache generation (two generations are kept). */
@@ -92,7 +98,7 @@ export class BpeTokenizer implements Tokenizer {
     if (text.length < CHUNK_MIN) {
       n = this.engine.count(text);
     } else {
-      n = this.countFromRecent(text) ?? this.countChunked(text);
+      n = this.countFromRecent(text) ?? (text.length <= CHUNK_MAX ? this.countChunked(text) : this.engine.count(text));
       this.recent.unshift({ text, count: n });
       if (this.recent.length > RECENT_TEXTS) this.recent.pop();
     }

@@ -143,13 +143,27 @@ function slotOf(h: number, shift: number): number {
   return Math.imul(h ^ (h >>> 16), 0x45d9f3b) >>> shift;
 }
 
+/** Ints per table slot (16 bytes: four slots per cache line). */
+const SLOT = 4;
+/** Token bytes kept inline in a slot, packed four to an int. */
+const INLINE = 4;
+
+/** Bytes buf[at .. at+4) that lie before `end`, packed little-endian; missing bytes are 0. */
+function word(buf: Uint8Array, at: number, end: number): number {
+  if (at + 4 <= end) return buf[at] | (buf[at + 1] << 8) | (buf[at + 2] << 16) | (buf[at + 3] << 24);
+  let w = 0;
+  for (let k = 0; at + k < end; k++) w |= buf[at + k] << (8 * k);
+  return w;
+}
+
 export class RankTable {
   /** Every token's bytes, packed in rank order. */
   readonly bytes: Uint8Array;
   /**
-   * Open addressing, four ints per slot: [hash, rank, byte start, byte length], length 0 when
-   * empty. Everything a probe needs sits in one cache line: lookups during merges are random
-   * accesses into a table of megabytes, so cache misses, not instructions, are their cost.
+   * Open addressing, four ints per slot: [hash, rank, byte start << 8 | byte length (0 when
+   * empty), the token's first four bytes packed]. Lookups during merges are random accesses
+   * into a table of megabytes, so cache misses, not instructions, are their cost: a probe reads
+   * one slot, and a token of up to four bytes is verified from the slot alone.
    */
   private readonly entries: Int32Array;
   private readonly mask: number;
@@ -171,7 +185,7 @@ export class RankTable {
     this.size = tokens;
     let bits = 1;
     while (1 << bits < tokens * 2) bits++;
-    const entries = new Int32Array(4 << bits);
+    const entries = new Int32Array(SLOT << bits);
     const mask = (1 << bits) - 1;
     const shift = 32 - bits;
     this.entries = entries;
@@ -196,12 +210,13 @@ export class RankTable {
         let h = 0;
         for (let k = start; k < at; k++) h = (Math.imul(h, HASH_MUL) + bytes[k]) | 0;
         let slot = slotOf(h, shift);
-        while (entries[4 * slot + 3] !== 0) slot = (slot + 1) & mask;
-        const e = 4 * slot;
+        while (entries[SLOT * slot + 2] !== 0) slot = (slot + 1) & mask;
+        if (start >= 1 << 23) throw new Error('rank data too large for the table layout');
+        const e = SLOT * slot;
         entries[e] = h;
         entries[e + 1] = rank;
-        entries[e + 2] = start;
-        entries[e + 3] = len;
+        entries[e + 2] = (start << 8) | len;
+        entries[e + 3] = word(bytes, start, Math.min(at, start + INLINE));
       }
     }
     this.maxLen = maxLen;
@@ -217,20 +232,26 @@ export class RankTable {
   lookup(buf: Uint8Array, a: number, c: number, h: number): number {
     const len = c - a;
     const entries = this.entries;
-    const bytes = this.bytes;
     let slot = slotOf(h, this.shift);
     for (;;) {
-      const e = 4 * slot;
-      const l = entries[e + 3];
-      if (l === 0) return NO_RANK;
-      if (l === len && entries[e] === h) {
-        const s = entries[e + 2];
-        let k = 0;
-        while (k < len && bytes[s + k] === buf[a + k]) k++;
-        if (k === len) return entries[e + 1];
-      }
+      const e = SLOT * slot;
+      const sl = entries[e + 2];
+      if (sl === 0) return NO_RANK;
+      if ((sl & 0xff) === len && entries[e] === h && this.matches(buf, a, c, e)) return entries[e + 1];
       slot = (slot + 1) & this.mask;
     }
+  }
+
+  /** Whether buf[a..c) equals the token in the slot at e (same length): inline words, then bytes. */
+  private matches(buf: Uint8Array, a: number, c: number, e: number): boolean {
+    const entries = this.entries;
+    const len = c - a;
+    if (entries[e + 3] !== word(buf, a, Math.min(c, a + INLINE))) return false;
+    if (len <= INLINE) return true;
+    const bytes = this.bytes;
+    const s = entries[e + 2] >>> 8;
+    for (let k = INLINE; k < len; k++) if (bytes[s + k] !== buf[a + k]) return false;
+    return true;
   }
 
   /** Rank of buf[a..c), hashing the span on the spot (for one-off lookups such as a whole piece). */
