@@ -9,9 +9,16 @@ import type { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscod
 import type { InitializationOptions } from '../protocol/lsp';
 
 /**
- * The documents the server serves. Configs keep VS Code's `yaml` language (so the YAML extension
- * validates them with the contributed schema) and are selected by name; templates and YAML
- * fixtures have languages of their own; JSON fixtures stay `json`.
+ * The documents the server serves, and why their languages are what they are:
+ * - `.prompt` is language `dotprompt`, not `prompt`: VS Code already uses the id `prompt` for
+ *   Copilot's `*.prompt.md` files, and sharing it would put our grammar and server on those.
+ * - `.prompty` is `prompty`, the id Microsoft's Prompty extension uses too, so the two agree.
+ * - `*.context.yaml` stays `yaml` and is selected by file name: the Red Hat YAML extension then
+ *   validates, completes and documents it with the contributed JSON Schema (`yamlValidation`),
+ *   which it would not do for a language of ours; the server adds lenses, hovers, diagnostics and
+ *   completion (key completion is left to the YAML extension when it is installed).
+ * - `*.fixture.yaml|yml` is `contextlens-fixture`, a YAML grammar that also highlights envelopes
+ *   and role markers inside values (no schema to lose); `*.fixture.json` stays `json`.
  */
 export const DOCUMENT_SELECTOR = [
   { scheme: 'file', language: 'dotprompt' },

@@ -12,7 +12,7 @@ const NUM = new Intl.NumberFormat('en-US');
 export function statusText(s: StatusParams): string {
   const who = s.model ?? s.tokenizer;
   const approx = s.exact ? '' : '≈';
-  const total = s.total !== undefined && s.window !== undefined ? ` ${approx}${NUM.format(s.total)} / ${NUM.format(s.window)}` : '';
+  const total = s.total !== undefined && s.window !== undefined ? ` · ${approx}${NUM.format(s.total)} / ${NUM.format(s.window)}` : '';
   const mark = s.fits === false ? ' $(warning)' : '';
   const fixture = s.fixture ? ` · ${s.fixture}` : '';
   return `$(symbol-ruler) ${who}${total}${mark}${fixture}`;

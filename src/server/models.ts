@@ -1,8 +1,9 @@
 /**
- * The models and tokenizers the pickers and completion offer: the configs' own `models` entries
- * and the model an analysis resolved, plus the built-in tokenizers.
+ * The models and tokenizers the pickers and completion offer: the core's registry plus the
+ * config's own `models:` entries (src/core/models.ts), and the built-in tokenizers.
  */
 import type { Analysis } from '../core/analyze';
+import { listModels } from '../core/models';
 import { ENCODINGS } from '../core/tokens/encodings';
 import type { ModelChoice } from '../protocol/lsp';
 
@@ -11,12 +12,11 @@ export function tokenizerNames(): string[] {
 }
 
 export function modelChoices(a: Analysis | undefined): ModelChoice[] {
-  const out = new Map<string, ModelChoice>();
   const t = a?.kind === 'fixture' ? a.template : a?.kind === 'template' ? a : undefined;
-  if (t?.model) out.set(t.model.name, { name: t.model.name, provider: t.model.provider, window: t.model.window, tokenizer: t.model.tokenizer, exact: t.model.exact });
   const cfg = a?.kind === 'config' ? a.doc.config : t?.config?.doc.config;
-  for (const [name, m] of Object.entries(cfg?.models ?? {})) {
-    if (!out.has(name)) out.set(name, { name, provider: 'custom', window: m.window, tokenizer: m.tokenizer, exact: m.exact });
-  }
+  const out = new Map<string, ModelChoice>();
+  for (const m of listModels(cfg?.models)) out.set(m.name, { name: m.name, provider: m.provider, window: m.window, tokenizer: m.tokenizer, exact: m.exact });
+  // A model named in a template but unknown to the registry is still the active one.
+  if (t?.model && !out.has(t.model.name)) out.set(t.model.name, { name: t.model.name, provider: t.model.provider, window: t.model.window, tokenizer: t.model.tokenizer, exact: t.model.exact });
   return [...out.values()];
 }

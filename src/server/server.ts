@@ -198,7 +198,7 @@ export function startServer(connection: Connection): void {
     caps.watchers = c.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
     return {
       capabilities: {
-        textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
+        textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
         codeLensProvider: { resolveProvider: false },
         hoverProvider: true,
         codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix], resolveProvider: false },

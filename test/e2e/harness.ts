@@ -7,7 +7,6 @@
  */
 import { copyFileSync, cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { chromium } from 'playwright-core';
 import type { Browser, Frame, Page } from 'playwright-core';
 import {
   REPO_ROOT,
@@ -18,19 +17,10 @@ import {
 } from '../../scripts/code-server.mjs';
 import type { RunningCodeServer } from '../../scripts/code-server.mjs';
 import { ensureVsix } from '../../scripts/package.mjs';
-import { CHROMIUM, ensurePrereqs } from '../../scripts/prereqs.mjs';
+import { ensurePrereqs } from '../../scripts/prereqs.mjs';
+import { launchChromium } from '../support/chromium';
 
 export const ARTIFACTS_DIR = join(REPO_ROOT, 'test-results', 'e2e');
-
-/** Flags for Debian's chromium in a container: no sandbox, GPU, network chatter or first-run UI. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 export interface PollOptions {
   timeoutMs?: number;
@@ -109,7 +99,7 @@ export async function startWorkbench(opts: WorkbenchOptions = {}): Promise<Workb
     }
     server = await startCodeServer({ profile });
     phase(`code-server listening on ${server.baseUrl}`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const page = await context.newPage();
     const pageErrors: string[] = [];

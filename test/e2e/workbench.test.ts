@@ -20,6 +20,14 @@ import {
   startWorkbench,
 } from './harness';
 import type { Workbench } from './harness';
+import { spawnSync } from 'node:child_process';
+import { previewPanelNumbers, problemsOnPlantedDefects, quickFixRemovesDiagnostic, tokenCodeLenses } from './scenarios';
+
+/** `ctxlens` on the repository's own examples/, to compare with what the workbench shows. */
+function ctxlensJson(args: string[]): any {
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'dist/cli.js'), ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+  return JSON.parse(r.stdout);
+}
 
 interface Manifest {
   name: string;
@@ -103,4 +111,26 @@ describe('Context Lens in a real VS Code workbench (code-server)', () => {
     expect(text).toContain(heading);
     await screenshot(page, 'smoke-extension-page');
   }, 120_000);
+
+  it('shows the planted defects of examples/defects in Problems, as ctxlens check does', async () => {
+    const { perRule } = await problemsOnPlantedDefects(wb);
+    const check = ctxlensJson(['check', 'examples/defects', '--format', 'json']);
+    const cliRules = new Set<string>(check.files.flatMap((f: any) => f.diagnostics.map((d: any) => d.rule)));
+    for (const rule of Object.keys(perRule)) expect(cliRules.has(rule)).toBe(true);
+  }, 180_000);
+
+  it('shows token code lenses whose request total equals the trace of ctxlens assemble', async () => {
+    const { request } = await tokenCodeLenses(wb);
+    const out = ctxlensJson(['assemble', 'examples/sdk-qa/sdk-qa.prompt', '--format', 'json']);
+    expect(request[0]).toBe(out.trace.input_tokens);
+  }, 180_000);
+
+  it('previews the assembled request from the command palette', async () => {
+    await previewPanelNumbers(wb);
+  }, 180_000);
+
+  // Last: the quick fix edits the workspace copy.
+  it('applies a quick fix and the diagnostic disappears', async () => {
+    await quickFixRemovesDiagnostic(wb);
+  }, 180_000);
 });

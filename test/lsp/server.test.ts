@@ -3,7 +3,7 @@
  * this file talks LSP to it (test/lsp/harness.ts) over a copy of test/lsp/workspace (a template,
  * its config and two fixtures). Every wait is on a notification or a response, never a sleep.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -198,10 +198,12 @@ describe('language server over stdio', () => {
     const uri = uriOf(template);
     const cfgUri = uriOf(config);
     await client.close(cfgUri);
-    const cfgText = client.text(uri) && (await import('node:fs')).readFileSync(config, 'utf8');
+    const cfgText = readFileSync(config, 'utf8');
     const before = client.session.diagnosticsCount(uri);
     // `ticket` becomes labelled on disk: its untrusted-unlabelled finding goes away.
-    writeFileSync(config, cfgText.replace('ticket:   { kind: other, budget: 600 }', 'ticket:   { kind: other, trust: untrusted, label: TICKET, budget: 600 }'));
+    // Written aside and renamed into place, so no analysis can read a half-written file.
+    writeFileSync(`${config}.tmp`, cfgText.replace('ticket:   { kind: other, budget: 600 }', 'ticket:   { kind: other, trust: untrusted, label: TICKET, budget: 600 }'));
+    renameSync(`${config}.tmp`, config);
     await client.watchedFileChanged(config, 2);
     const pub = await client.session.nextDiagnostics(uri, before, (p) => !p.diagnostics.some((d) => d.code === 'untrusted-unlabelled' && text(d).includes("'ticket'")));
     expect(pub.diagnostics.filter((d) => text(d).includes("'ticket'")).map((d) => `${String(d.code)}: ${text(d)}`)).toEqual([]);

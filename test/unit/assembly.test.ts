@@ -250,6 +250,26 @@ describe('fitting the request (seed 000, build_request)', () => {
   });
 });
 
+describe('exactness and unknown windows', () => {
+  const tpl = template([t.msg('user', t.v('q'))]);
+  const exactTk = { name: 'o200k_base', exact: true, count: (x: string) => x.length };
+  it('counts are exact only when the tokenizer is the model\'s own', () => {
+    const claude: ModelInfo = { name: 'claude', provider: 'anthropic', window: 200000, tokenizer: 'o200k_base', messageOverhead: 0, requestOverhead: 0, exact: false };
+    const fx = fixture({ q: 'hi' });
+    expect(assemble({ template: tpl, config: config({}), fixture: fx, tokenizer: exactTk, model: claude }).trace.exact).toBe(false);
+    expect(assemble({ template: tpl, config: config({}), fixture: fx, tokenizer: exactTk }).trace.exact).toBe(true);
+    expect(assemble({ template: tpl, config: config({}), fixture: fx, tokenizer: exactTk, modelName: 'mystery' }).trace.exact).toBe(false);
+    expect(assemble({ template: tpl, config: config({}), fixture: fx, tokenizer: chars4 }).trace.exact).toBe(false);
+  });
+  it('without a known window nothing is trimmed and the input budget reads 0', () => {
+    const r = assemble({ template: tpl, config: config({ slots: { q: { trust: 'trusted' } } }), fixture: fixture({ q: textOfTokens(5000) }), tokenizer: chars4 });
+    expect(r.ok).toBe(true);
+    expect(r.trace.input_budget).toBe(0);
+    expect(r.trace.input_tokens).toBe(5000);
+    expect(r.trace.window).toBe(0);
+  });
+});
+
 describe('packing and ordering through the pipeline (seed 001)', () => {
   const tpl = template([t.msg('user', t.each('evidence', [t.v('this')]))]);
   const hits = [

@@ -162,7 +162,10 @@ describe('budgetFindings', () => {
 
   it('reserve-invalid: the output reserve fills the window', () => {
     const doc = configDoc('window: 4000\noutput: 4000\nslots: {}\n');
-    const f = budgetFindings(computeBudget(doc.config!, { tokenizer: tk }), doc);
+    const report = computeBudget(doc.config!, { tokenizer: tk });
+    expect(report.fits).toBe(false);
+    expect(report.overBy).toBe(0);
+    const f = budgetFindings(report, doc);
     expect(f.map((x) => x.rule)).toEqual(['reserve-invalid']);
     expect(f[0].message).toMatch(/Reserved output 4,000 leaves no input budget in the 4,000-token window/);
     expect(doc.text.slice(f[0].span.start, f[0].span.end)).toBe('4000');

@@ -13,7 +13,8 @@ import { countHeap, countScan } from '../../src/core/tokens/bpe';
 import { cutPoints } from '../../src/core/tokens/chunks';
 import { ENCODINGS } from '../../src/core/tokens/encodings';
 import { BpeEngine } from '../../src/core/tokens/engine';
-import { isSafeCut } from '../../src/core/tokens/pretokenize';
+import { classOf, isSafeCut, LL, LO, LU, MK, NL, NUM, OTHER, WS } from '../../src/core/tokens/pretokenize';
+import { UNICODE_VERSION } from '../../src/core/tokens/unicodeClasses';
 import { requireJsTiktokenRanks } from '../../src/core/tokens/rankData';
 import { decodeRankAsset, encodeRankAsset, parseJsTiktokenRanks } from '../../src/core/tokens/rankTable';
 
@@ -88,6 +89,11 @@ const EDGE_CASES: Array<[string, string]> = [
   ['NEL and friends', 'a\u0085b\u0085\u0085 c\u2028d\u2029e'],
   ['slashes after newline', 'a.\n/b\n//c\r\n/\n\n/'],
   ['title case and modifiers', 'ǅemal ʰello ǈ ʻokina Ωmega'],
+  // Letters new in Unicode 16.0 (known to the reference) and code points assigned only in 17.0
+  // (unassigned for the reference, whatever the JavaScript runtime's Unicode version says).
+  ['Unicode 16.0 letters', 'x\u1C89\u1C8A A\uA7CBa \u{10D50}\u{10D70}a \u{16D40}\u{16D41}1 \u{105C0}x'],
+  ['Unicode 17.0 code points', 'a\u088Fb \u0C5C1 A\uA7CEa \u{10940}x \u1ACF\u1ACF a\u0CDC\u0CDC\u{11DB0}'],
+  ['U+0295, Ll in Unicode 16.0', 'A\u0295A \u0295\u0295 A\u0295 \u0295A x\u0295\'s'],
 ];
 
 describe('exact tokenizers match the tiktoken reference', () => {
@@ -154,7 +160,9 @@ describe('pre-tokenizers split exactly as their regex specification', () => {
       const re = new RegExp(ENCODINGS[name].pattern, 'gu');
       const engine = ours(name).engine;
       const r = prng(name.length * 31 + 1);
-      const texts = [...mixedDocuments(60, 3), ...EDGE_CASES.map(([, s]) => s)];
+      // The reference regexes run on the runtime's Unicode tables, the scanners on Unicode 16.0's:
+      // leave out the edge cases made of code points whose class changed after 16.0.
+      const texts = [...mixedDocuments(60, 3), ...EDGE_CASES.filter(([label]) => !/Unicode 17|U\+0295/.test(label)).map(([, s]) => s)];
       for (let i = 0; i < 3_000; i++) texts.push(tricky(r, 24));
       const bad: string[] = [];
       for (const s of texts) {
@@ -165,6 +173,33 @@ describe('pre-tokenizers split exactly as their regex specification', () => {
       expect(bad.slice(0, 5)).toEqual([]);
     });
   }
+
+  it('character classes are frozen at Unicode 16.0: they differ from the runtime\'s only where it knows newer code points', () => {
+    expect(UNICODE_VERSION).toBe('16.0.0');
+    // The runtime's classes, from its regex engine, over every code point at once.
+    let all = '';
+    for (let cp = 0; cp <= 0x10ffff; cp++) if (cp < 0xd800 || cp > 0xdfff) all += String.fromCodePoint(cp);
+    const runtime = new Uint8Array(0x110000).fill(OTHER);
+    const mark = (re: RegExp, cls: number) => {
+      for (const m of all.matchAll(re)) runtime[m[0].codePointAt(0)!] = cls;
+    };
+    mark(/[\p{Lu}\p{Lt}]/gu, LU);
+    mark(/\p{Ll}/gu, LL);
+    mark(/[\p{Lm}\p{Lo}]/gu, LO);
+    mark(/\p{M}/gu, MK);
+    mark(/\p{N}/gu, NUM);
+    mark(/\p{White_Space}/gu, WS);
+    runtime[10] = NL;
+    runtime[13] = NL;
+    const differences: number[] = [];
+    for (let cp = 0; cp <= 0x10ffff; cp++) if (cp < 0xd800 || cp > 0xdfff) if (classOf(cp) !== runtime[cp]) differences.push(cp);
+    // Every difference is a code point the table has as unassigned (OTHER), assigned after 16.0,
+    // or U+0295 LATIN LETTER PHARYNGEAL VOICED FRICATIVE, which Unicode 17.0 moved from Ll to Lo.
+    expect(differences.filter((cp) => classOf(cp) !== OTHER && cp !== 0x295).map((cp) => cp.toString(16))).toEqual([]);
+    expect(differences.length).toBeLessThan(10_000);
+    expect(classOf(0x1c89)).toBe(LU); // CYRILLIC CAPITAL LETTER TJE, new in 16.0
+    expect(classOf(0x088f)).toBe(OTHER); // assigned in 17.0
+  });
 
   it('the patterns use Unicode White_Space, not JavaScript \\s (U+FEFF is not whitespace, U+0085 is)', () => {
     const re = new RegExp(ENCODINGS.o200k_base.pattern, 'gu');

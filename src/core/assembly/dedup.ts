@@ -11,7 +11,7 @@
  * and relevance so that merging never lowers its rank.
  */
 import type { Omission, WorkItem } from './item';
-import { fingerprintOf } from './item';
+import { NONE, fingerprintOf } from './item';
 import { normalizeForDedup } from './normalize';
 
 export { normalizeForDedup } from './normalize';
@@ -63,6 +63,8 @@ export function dedup(items: readonly WorkItem[]): DedupResult {
 }
 
 function merge(into: WorkItem, dup: WorkItem): void {
+  if (into.mergedIds === NONE) into.mergedIds = [];
+  if (into.merged === NONE) into.merged = [];
   into.mergedIds.push(dup.id);
   for (const s of [dup.source, ...dup.merged]) {
     if (s !== undefined && s !== into.source && !into.merged.includes(s)) into.merged.push(s);

@@ -69,6 +69,9 @@ interface Compiled {
 
 const cache = new Map<string, Compiled>();
 
+/** Every dangerous sequence contains one of these characters; text without them needs no scan. */
+const TRIGGER = /[[<{:`]/;
+
 function compile(label: string | readonly string[] | undefined): Compiled {
   const labels = label === undefined ? [] : typeof label === 'string' ? [label] : [...label];
   const key = labels.join('\u0000');
@@ -97,6 +100,7 @@ export interface EscapeOptions {
 export function escapeUntrusted(text: string, label?: string | readonly string[], opts: EscapeOptions = {}): string {
   // A non-space first character takes away the line start; it is removed again below.
   if (opts.inline) return escapeUntrusted(`x${text}`, label).slice(1);
+  if (!TRIGGER.test(text)) return text.includes('\\') ? text.replace(/\\/g, '\\\\') : text;
   const { re } = compile(label);
   const doubled = text.includes('\\') ? text.replace(/\\/g, '\\\\') : text;
   re.lastIndex = 0;
@@ -119,8 +123,9 @@ export function unescapeUntrusted(text: string, label?: string | readonly string
 
 /** Every sequence `escapeUntrusted` would neutralise, in text order. */
 export function findBreakouts(text: string, label?: string | readonly string[]): Breakout[] {
-  const { re, kinds } = compile(label);
   const out: Breakout[] = [];
+  if (!TRIGGER.test(text)) return out;
+  const { re, kinds } = compile(label);
   re.lastIndex = 0;
   for (const m of text.matchAll(re)) {
     for (let i = 0; i < kinds.length; i++) {

@@ -33,7 +33,7 @@ import type {
 import type { Omission, WorkItem } from './item';
 import type { SlotState } from './render';
 import type { FindingContext } from './findings';
-import { computeBudget, formatTokens as fmt } from '../budget';
+import { computeBudget, formatTokens as fmt, modelFromConfig } from '../budget';
 import { finding } from '../rules/registry';
 import { effectiveTrust } from '../rules/templateRules';
 import { canonicalJson } from './canonical';
@@ -103,7 +103,10 @@ interface SlotRun {
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
 export function assemble(input: AssembleInput): AssemblyResult {
-  const { template, config, tokenizer, model, fixture } = input;
+  const { template, config, tokenizer, fixture } = input;
+  // The caller resolves the model from the registry; a model defined only in the config's own
+  // `models` is read from there.
+  const model = input.model ?? modelFromConfig(config);
   const exact = input.exact ?? (tokenizer.exact && (model ? model.exact || !!config.tokenizer : true) && !(input.modelName && !model));
   const budget = computeBudget(config, { model, tokenizer: { name: tokenizer.name, exact } });
   const now = input.now ?? config.filters?.now;

@@ -52,6 +52,13 @@ export interface Omission {
 }
 
 /** Generated ids are `<slot>_<n>` with n 1-based; a clash with a written id gets a `~k` suffix. */
+/**
+ * The shared empty list of `merged` / `mergedIds` until dedup merges something (most items never
+ * do, and two arrays per item would double the allocations of a large fixture). Frozen, so a stray
+ * push fails loudly instead of leaking into every item.
+ */
+export const NONE = Object.freeze([]) as unknown as string[];
+
 export function fromFixtureItem(slot: string, item: FixtureItem, text: string, id: string, hasId: boolean, tokens: number): WorkItem {
   // Every field is written, present or not, so all items share one object shape: the stages read
   // them in hot loops, and mixed shapes would make every property access polymorphic.
@@ -76,8 +83,8 @@ export function fromFixtureItem(slot: string, item: FixtureItem, text: string, i
     expires_at: item.expires_at,
     tenant: item.tenant,
     meta: item.meta ?? {},
-    merged: [],
-    mergedIds: [],
+    merged: NONE,
+    mergedIds: NONE,
     score: undefined,
     span: item.span,
     textSpan: item.textSpan,

@@ -40,7 +40,7 @@ export interface BudgetOptions {
  * budgets resolve against the input budget, which is window - output (or the input limit).
  */
 export function computeBudget(config: ContextConfig, opts: BudgetOptions): BudgetReport {
-  const model = opts.model ?? configModel(config);
+  const model = opts.model ?? modelFromConfig(config);
   let limits: { input: number; output: number } | undefined;
   if (config.limits) limits = { input: config.limits.input, output: config.limits.output };
   else if (model?.maxInput !== undefined) limits = { input: model.maxInput, output: model.maxOutput ?? model.window };
@@ -64,7 +64,9 @@ export function computeBudget(config: ContextConfig, opts: BudgetOptions): Budge
   let overBy: number;
   if (limits) overBy = Math.max(0, inputAllocated + margin - limits.input, output - limits.output);
   else overBy = Math.max(0, total - window);
-  const fits = window > 0 && overBy === 0;
+  // A reserve that leaves no input budget cannot fit any request, whatever the slots say.
+  const room = (limits ? limits.input : window - output) - margin;
+  const fits = window > 0 && overBy === 0 && room > 0;
   const report: BudgetReport = {
     tokenizer: opts.tokenizer.name,
     exact: opts.tokenizer.exact,
@@ -85,7 +87,7 @@ export function computeBudget(config: ContextConfig, opts: BudgetOptions): Budge
 }
 
 /** The config's own `models` entry for its `model`, when the caller resolved none. */
-function configModel(config: ContextConfig): ModelInfo | undefined {
+export function modelFromConfig(config: ContextConfig): ModelInfo | undefined {
   const name = config.model;
   const e = name !== undefined ? config.models?.[name] : undefined;
   if (!e || name === undefined) return undefined;

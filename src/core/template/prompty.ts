@@ -68,6 +68,28 @@ function nextOpener(text: string, from: number): number {
   return m ? m.index : -1;
 }
 
+/** How far a tag is scanned for string literals; longer tags are read without that care. */
+const QUOTE_SCAN_LIMIT = 2000;
+
+/** The first `closer` outside string literals after `from`, and the first opener before it. */
+function scanQuoted(text: string, from: number, closer: string, limit: number): { close: number; next: number } | undefined {
+  let quote = '';
+  let next = -1;
+  const end = Math.min(text.length, limit);
+  for (let i = from; i < end; i++) {
+    const c = text.charAt(i);
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = '';
+      continue;
+    }
+    if (c === '"' || c === "'") quote = c;
+    else if (text.startsWith(closer, i)) return { close: i, next };
+    else if (next < 0 && c === '{' && /[{%#]/.test(text.charAt(i + 1))) next = i;
+  }
+  return undefined;
+}
+
 class Tokenizer {
   readonly toks: Tok[] = [];
   private textStart: number;
@@ -137,8 +159,14 @@ class Tokenizer {
       const triple = two === '{{' && text.charAt(at + 2) === '{';
       const open = triple ? 3 : 2;
       const closer = two === '{%' ? '%}' : triple ? '}}}' : '}}';
-      const close = this.find.indexOf(closer, at + open);
-      const next = nextOpener(text, at + open);
+      let close = this.find.indexOf(closer, at + open);
+      let next = nextOpener(text, at + open);
+      // Jinja writes literal braces as `{{ '{{' }}`: braces inside a string literal neither open nor close.
+      const segEnd = Math.min(close < 0 ? text.length : close, at + QUOTE_SCAN_LIMIT);
+      if (/["']/.test(text.slice(at + open, segEnd))) {
+        const q = scanQuoted(text, at + open, closer, at + QUOTE_SCAN_LIMIT);
+        if (q) ({ close, next } = q);
+      }
       if (close < 0 || (next >= 0 && next < close)) {
         this.unterminated(at, two === '{%' ? 'Jinja tag' : 'placeholder', closer);
         i = at + 2;
@@ -526,6 +554,11 @@ class Builder {
     const toks = lexExpr(this.text, tok.inner.start, tok.inner.end);
     if (toks[0]?.v === '-') toks.shift();
     if (toks[toks.length - 1]?.v === '-') toks.pop();
+    if (toks.length === 1 && toks[0].k === 'str') {
+      // `{{ '{{' }}` is how Jinja writes literal braces: it renders as its text.
+      this.top.list.push({ type: 'text', text: toks[0].v, span: { start: tok.start, end: tok.end } });
+      return;
+    }
     const refs = refsOf(toks);
     let main: string[] | undefined;
     for (const ref of refs) {

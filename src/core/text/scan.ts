@@ -123,6 +123,8 @@ function flaggedPositions(text: string, base: number): Array<{ at: number; cp: n
 export function scanHiddenCharacters(path: string, text: string, base = 0): Finding[] {
   const out: Finding[] = [];
   const hits = flaggedPositions(text, base);
+  // A text pasted with hidden characters tends to repeat the same runs; describe each once.
+  const messages = new Map<string, string>();
   for (let k = 0; k < hits.length; ) {
     const start = hits[k].at;
     let end = start + hits[k].width;
@@ -133,7 +135,13 @@ export function scanHiddenCharacters(path: string, text: string, base = 0): Find
       end += hits[k].width;
       k++;
     }
-    out.push(finding('hidden-characters', path, { start: base + start, end: base + end }, describeRun(run)));
+    const key = run.join(',');
+    let message = messages.get(key);
+    if (message === undefined) {
+      message = describeRun(run);
+      messages.set(key, message);
+    }
+    out.push(finding('hidden-characters', path, { start: base + start, end: base + end }, message));
   }
   return out;
 }

@@ -113,7 +113,7 @@ export class BpeTokenizer implements Tokenizer {
    * is re-counted and subtracted, the new middle counted and added. Exact, because a safe cut
    * splits a text into parts whose counts add up (pretokenize.ts, isSafeCut), and whether a
    * position is a safe cut depends only on the characters around it, which both texts share
-   * there. Undefined when no recent text shares at least half of this one.
+   * there. Undefined when no recent text shares enough of this one to save work.
    */
   countFromRecent(text: string): number | undefined {
     const n = text.length;
@@ -135,6 +135,9 @@ export class BpeTokenizer implements Tokenizer {
       while (q < n && !isSafeCut(text, q)) q++;
       if (q > n) q = n;
       const qOld = q + old.length - n;
+      // Worth it only when less than the whole text is re-tokenized (a short text that is the
+      // prefix of a huge one would otherwise re-count the huge one's tail).
+      if (qOld - p + (q - p) >= n) continue;
       return base.count - this.engine.count(old, p, qOld) + this.engine.count(text, p, q);
     }
     return undefined;
@@ -224,7 +227,8 @@ export function listTokenizers(): string[] {
 
 /** Whether an encoding's rank data has been loaded in this process (for tests and diagnostics). */
 export function isTokenizerLoaded(name: string): boolean {
-  const t = tokenizers.get(ALIASES[name] ?? name);
+  const key = name.trim().toLowerCase();
+  const t = tokenizers.get(ALIASES[key] ?? key);
   return t !== undefined && t.engine.loaded;
 }
 

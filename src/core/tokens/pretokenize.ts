@@ -12,9 +12,9 @@
  * show how its backtracking resolves. The regexes stay the specification: tests compare the
  * split of both on random text built from every character class that matters.
  */
+import { CLASS_RUNS } from './unicodeClasses';
 
-// Character classes, by Unicode general category (as V8's regex engine sees them, so the table
-// and the reference regexes agree on every code point).
+// Character classes, by Unicode general category, at Unicode 16.0 (unicodeClasses.ts says why).
 export const LU = 1; // Lu, Lt: upper/title case letters
 export const LL = 2; // Ll: lower case letters
 export const LO = 3; // Lm, Lo: modifier and other letters (no case)
@@ -22,7 +22,7 @@ export const MK = 4; // M: marks
 export const NUM = 5; // N: numbers
 export const WS = 6; // White_Space other than \r and \n
 export const NL = 7; // \r, \n
-export const OTHER = 8; // everything else, including lone surrogates
+export const OTHER = 8; // everything else, including unassigned code points and lone surrogates
 /** Added to a class when the code point takes two UTF-16 units. */
 const WIDE = 16;
 
@@ -39,30 +39,47 @@ const SET_Q = bit(MK) | bit(OTHER);
 const SET_L = bit(LU) | bit(LL) | bit(LO);
 const SET_SPACE = bit(WS) | bit(NL);
 
-const RE_LU = /^[\p{Lu}\p{Lt}]$/u;
-const RE_LL = /^\p{Ll}$/u;
-const RE_LO = /^[\p{Lm}\p{Lo}]$/u;
-const RE_M = /^\p{M}$/u;
-const RE_N = /^\p{N}$/u;
-const RE_WS = /^\p{White_Space}$/u;
-
-function classify(cp: number): number {
-  if (cp === 10 || cp === 13) return NL;
-  const s = String.fromCodePoint(cp);
-  if (RE_LL.test(s)) return LL;
-  if (RE_LU.test(s)) return LU;
-  if (RE_LO.test(s)) return LO;
-  if (RE_M.test(s)) return MK;
-  if (RE_N.test(s)) return NUM;
-  if (RE_WS.test(s)) return WS;
-  return OTHER;
+/** Class of each BMP code unit (surrogate code units are OTHER: a lone surrogate is U+FFFD in UTF-8). */
+const BMP = new Uint8Array(0x10000);
+/** Astral code points: class runs starting at ASTRAL_START[k] with class ASTRAL_CLASS[k]. */
+let ASTRAL_START: Int32Array;
+let ASTRAL_CLASS: Uint8Array;
+{
+  const runs = CLASS_RUNS.split(',');
+  const starts: number[] = [];
+  const classes: number[] = [];
+  let cp = 0;
+  for (const run of runs) {
+    const cls = run.charCodeAt(0) - 48;
+    const len = Number.parseInt(run.slice(1), 36);
+    if (cp < 0x10000) BMP.fill(cls, cp, Math.min(cp + len, 0x10000));
+    if (cp + len > 0x10000) {
+      starts.push(Math.max(cp, 0x10000));
+      classes.push(cls);
+    }
+    cp += len;
+  }
+  BMP.fill(OTHER, 0xd800, 0xe000);
+  ASTRAL_START = Int32Array.from(starts);
+  ASTRAL_CLASS = Uint8Array.from(classes);
 }
 
-/** Class of each BMP code unit, filled on first sight (0 = not yet classified). */
-const BMP = new Uint8Array(65536);
-for (let c = 0; c < 128; c++) BMP[c] = classify(c);
-/** Class of each astral code point seen so far. */
-const ASTRAL = new Map<number, number>();
+/** Class of an astral code point: binary search over the runs. */
+function astralClass(cp: number): number {
+  let lo = 0;
+  let hi = ASTRAL_START.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (ASTRAL_START[mid] <= cp) lo = mid;
+    else hi = mid - 1;
+  }
+  return ASTRAL_CLASS[lo];
+}
+
+/** The class of a code point (0 <= cp <= 0x10FFFF), as the pre-tokenizers see it. */
+export function classOf(cp: number): number {
+  return cp < 0x10000 ? BMP[cp] : astralClass(cp);
+}
 
 /**
  * Class of the code point at i (i < text length), plus WIDE when it is a surrogate pair.
@@ -70,20 +87,10 @@ const ASTRAL = new Map<number, number>();
  */
 export function infoAt(s: string, i: number): number {
   const c = s.charCodeAt(i);
-  if (c < 0xd800 || c > 0xdbff) {
-    const k = BMP[c];
-    if (k !== 0) return k;
-    return (BMP[c] = c >= 0xdc00 && c <= 0xdfff ? OTHER : classify(c));
-  }
+  if (c < 0xd800 || c > 0xdbff) return BMP[c];
   const d = s.charCodeAt(i + 1);
   if (!(d >= 0xdc00 && d <= 0xdfff)) return OTHER;
-  const cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-  let k = ASTRAL.get(cp);
-  if (k === undefined) {
-    k = classify(cp);
-    ASTRAL.set(cp, k);
-  }
-  return k | WIDE;
+  return astralClass(0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00)) | WIDE;
 }
 
 const width = (x: number): number => (x & WIDE ? 2 : 1);
