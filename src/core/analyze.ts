@@ -27,6 +27,8 @@ export interface AnalyzeOptions {
   model?: string;
   /** Model used when neither the option, the template nor the config names one. */
   defaultModel?: string;
+  /** When false, no fixture is chosen unless `fixture` names one (editor setting fixture.autoSelect). */
+  autoFixture?: boolean;
   /** Severity overrides from the editor settings (applied after the config's `rules`). */
   severities?: Record<string, SeveritySetting>;
   /** Files larger than this (bytes) are not tokenized or assembled; a finding says so. */
@@ -209,8 +211,7 @@ export function fixturesFor(host: FileHost, templatePath: string, configPath: st
   for (const pattern of config.fixtures) for (const p of host.glob(dir, pattern)) if (classifyFile(p) === 'fixture') found.add(p);
   const out: string[] = [];
   for (const p of [...found].sort()) {
-    const doc = readFixture(host, p);
-    const named = doc?.template?.value;
+    const named = fixtureTemplateRef(host, p);
     if (named) {
       const r = resolveInWorkspace(host, p, named);
       if (r.path && r.path !== templatePath) continue;
@@ -220,8 +221,22 @@ export function fixturesFor(host: FileHost, templatePath: string, configPath: st
   return out;
 }
 
-function pickFixture(list: string[], wanted: string | undefined): string | undefined {
-  if (!wanted) return list[0];
+/**
+ * A fixture's `template:` value. Files over the analysis size limit are not parsed for this; a
+ * top-level `template:` line (YAML) or key (JSON) is read from their first 64 KiB instead.
+ */
+function fixtureTemplateRef(host: FileHost, path: string): string | undefined {
+  const size = host.size(path);
+  if (size !== undefined && size > DEFAULT_MAX_FILE_SIZE) {
+    const head = (host.readFile(path) ?? '').slice(0, 65536);
+    const m = /^template:\s*["']?([^"'\n#]+?)["']?\s*(?:#.*)?$/m.exec(head) ?? /"template"\s*:\s*"([^"]+)"/.exec(head);
+    return m?.[1];
+  }
+  return readFixture(host, path)?.template?.value;
+}
+
+function pickFixture(list: string[], wanted: string | undefined, auto = true): string | undefined {
+  if (!wanted) return auto ? list[0] : undefined;
   return list.find((p) => p === wanted || p.endsWith('/' + wanted) || fixtureName(p) === wanted) ?? list[0];
 }
 
@@ -296,13 +311,14 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
 
   const fixturePaths = fixturesFor(host, path, binding.config!.path, config);
   dependencies.push(...fixturePaths);
-  analysis.fixtures = fixturePaths.map((p) => ({ path: p, name: readFixture(host, p)?.name ?? fixtureName(p) }));
-  const active = pickFixture(fixturePaths, options.fixture);
+  analysis.fixtures = fixturePaths.map((p) => ({ path: p, name: (tooLarge(host, p, options) === undefined ? readFixture(host, p)?.name : undefined) ?? fixtureName(p) }));
+  const active = pickFixture(fixturePaths, options.fixture, options.autoFixture !== false);
   let fixture: FixtureDoc | undefined;
   if (active) {
+    // The size check comes before parsing: a huge fixture must not stall the analysis.
     const big = tooLarge(host, active, options);
-    const raw = readFixture(host, active);
-    if (raw && big !== undefined) {
+    const raw = big === undefined ? readFixture(host, active) : undefined;
+    if (big !== undefined) {
       findings.push(finding('fixture-invalid', active, { start: 0, end: 0 }, `Fixture is ${big.toLocaleString('en-US')} bytes, over the ${(options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE).toLocaleString('en-US')}-byte limit for full analysis; it is not assembled.`));
     } else if (raw) {
       const resolved = resolveFixtureFiles(raw, host);

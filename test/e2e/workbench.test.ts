@@ -119,10 +119,13 @@ describe('Context Lens in a real VS Code workbench (code-server)', () => {
     for (const rule of Object.keys(perRule)) expect(cliRules.has(rule)).toBe(true);
   }, 180_000);
 
-  it('shows token code lenses whose request total equals the trace of ctxlens assemble', async () => {
+  it('shows token code lenses whose request total agrees with the trace of ctxlens assemble', async () => {
     const { request } = await tokenCodeLenses(wb);
     const out = ctxlensJson(['assemble', 'examples/sdk-qa/sdk-qa.prompt', '--format', 'json']);
-    expect(request[0]).toBe(out.trace.input_tokens);
+    // The request lens reads like the budget equation: input tokens + output reserve + margin of the window.
+    const t = out.trace;
+    expect(request[0]).toBe(t.input_tokens + t.reserved_output + t.margin);
+    expect(request[1]).toBe(t.window);
   }, 180_000);
 
   it('previews the assembled request from the command palette', async () => {

@@ -213,7 +213,9 @@ function moveToUserFix(template: TemplateDoc, use: SlotUse): FixHint | undefined
   if (!user) return undefined;
   const extent = useExtent(template, use);
   const snippet = template.text.slice(extent.start, extent.end);
-  const at = user.span.end;
+  // After the message's last node: for a `{{#role "user"}}…{{/role}}` block that is still inside it.
+  const last = user.nodes[user.nodes.length - 1];
+  const at = last ? last.span.end : user.markerSpan.end;
   const removeEnd = template.text[extent.end] === '\n' ? extent.end + 1 : extent.end;
   return {
     title: `Move '${use.slot}' out of the ${use.role} role into the user message`,
