@@ -11,6 +11,9 @@
  *   classes. Unicode simple case folding adds one letter: U+017F LATIN SMALL LETTER LONG S folds
  *   to `s`, so `'ſ` is a contraction for tiktoken and must be here too.
  * - No special tokens: `<|endoftext|>` inside content is ordinary text, as with `encode_ordinary`.
+ * Counting does not run these regexes: the scanners of pretokenize.ts implement them (faster, and
+ * with character classes frozen at the reference's Unicode 16.0, where a regex would use the
+ * runtime's Unicode version). The patterns are the specification the tests hold the scanners to.
  *
  * Rank data is js-tiktoken's (rankData.ts says where it is read from), loaded only when an
  * encoding is first used, so an unused encoding costs neither time nor memory.

@@ -10,7 +10,9 @@
  *
  * Each function follows its pattern's alternatives in order; comments name the alternative and
  * show how its backtracking resolves. The regexes stay the specification: tests compare the
- * split of both on random text built from every character class that matters.
+ * split of both on random text built from every character class that matters. Character classes
+ * come from a table frozen at Unicode 16.0 (unicodeClasses.ts), the version of the reference's
+ * regex tables, not from the runtime's regex engine.
  */
 import { CLASS_RUNS } from './unicodeClasses';
 
