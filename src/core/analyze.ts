@@ -306,7 +306,7 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
 
   const budget = computeBudget(config, { model: model.info, tokenizer: { name: tokenizer.name, exact } });
   analysis.budget = budget;
-  findings.push(...budgetFindings(budget, cfgDoc));
+  findings.push(...budgetFindings(budget, cfgDoc, model.info));
   findings.push(...templateRules({ template, config, configDoc: cfgDoc, inline: binding.config!.inline }));
 
   const fixturePaths = fixturesFor(host, path, binding.config!.path, config);
@@ -447,7 +447,7 @@ export function analyzeConfig(host: FileHost, path: string, options: AnalyzeOpti
   let budget: BudgetReport | undefined;
   if (config) {
     budget = computeBudget(config, { model: model.info, tokenizer: { name: tokenizer.name, exact } });
-    findings.push(...budgetFindings(budget, doc));
+    findings.push(...budgetFindings(budget, doc, model.info));
   }
   const templatesBound = templatesUsing(host, path);
   return {

@@ -222,8 +222,12 @@ export interface BudgetReport {
   inputAllocated: number;
   /** input allocated + output + margin. */
   total: number;
+  /** input + output + margin <= window (and, with separate limits, each limit holds). */
   fits: boolean;
+  /** How far input + output exceed the capacity (seed 000: 8,700 - 8,000 = 700); 0 when they fit. */
   overBy: number;
+  /** Capacity left for the margin: window - input - output (or input limit - input). */
+  marginLeft: number;
 }
 
 export type OmitReason =
@@ -282,6 +286,7 @@ export interface Trace {
   window: number;
   reserved_output: number;
   margin: number;
+  /** Tokens the request is fitted to: window - reserved output - margin. */
   input_budget: number;
   input_tokens: number;
   slots: SlotTrace[];

@@ -263,10 +263,12 @@ function declareSlot(cfg: ConfigDoc, slot: string, budget: BudgetReport | undefi
  * the reserves are left alone. Undefined when required slots alone do not fit.
  */
 export function rebalance(b: BudgetReport, cfg: ConfigDoc): { changes: Array<{ slot: string; from: number; to: number; text: string; span: Span }>; total: number } | undefined {
-  if (b.fits || b.overBy <= 0) return undefined;
+  // Everything the allocation must give back so that input + output + margin fit again.
+  const need = b.margin - b.marginLeft;
+  if (b.fits || need <= 0) return undefined;
   const optional = b.slots.filter((s) => !s.required && s.budget !== undefined && s.budget > 0);
   const optionalSum = optional.reduce((n, s) => n + (s.budget ?? 0), 0);
-  const target = optionalSum - b.overBy;
+  const target = optionalSum - need;
   if (optional.length === 0 || target <= 0) return undefined;
   const factor = target / optionalSum;
   const changes: Array<{ slot: string; from: number; to: number; text: string; span: Span }> = [];
@@ -288,7 +290,7 @@ export function rebalance(b: BudgetReport, cfg: ConfigDoc): { changes: Array<{ s
     saved += from - to;
     changes.push({ slot: s.name, from, to, text, span });
   }
-  if (saved < b.overBy) return undefined;
+  if (saved < need) return undefined;
   return { changes, total: b.total - saved };
 }
 

@@ -150,7 +150,7 @@ function summaryLine(s: PreviewSnapshot): HTMLElement {
   parts.push(el('span', null, [fixture ? `Fixture ${fixture}` : 'No fixture', s.selectedModel ? ` · ${s.selectedModel}` : ''].join('')));
   parts.push(el('span', null, ` · ${budget.tokenizer} `, budget.exact ? badge('exact', 'ok', 'Counts equal the provider tokenizer') : badge('estimate', 'warn', 'Counts are an estimate')));
   if (s.result.ok) parts.push(el('span', null, ` · ${fmt(trace.input_tokens)} input tokens of ${fmt(trace.input_budget)}`));
-  if (!budget.fits) parts.push(el('strong', { class: 'over-text' }, ` · budget over by ${fmt(budget.overBy)}`));
+  if (!budget.fits) parts.push(el('strong', { class: 'over-text' }, ` · budget over by ${fmt(overWindow(budget))}`));
   return el('p', { class: 'summary', attrs: { role: 'status' } }, ...parts);
 }
 
@@ -188,11 +188,11 @@ function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
   const scale = Math.max(budget.window, budget.total, 1);
   const headline = budget.fits
     ? el('span', { class: 'headline' }, el('strong', null, fmt(budget.total)), ` of ${fmt(budget.window)} tokens allocated`)
-    : el('span', { class: 'headline over-text' }, el('strong', null, fmt(budget.total)), ` of ${fmt(budget.window)} tokens allocated — `, el('strong', { class: 'over-by' }, `over by ${fmt(budget.overBy)}`));
+    : el('span', { class: 'headline over-text' }, el('strong', null, fmt(budget.total)), ` of ${fmt(budget.window)} tokens allocated — `, el('strong', { class: 'over-by' }, `over by ${fmt(overWindow(budget))}`), overWindow(budget) !== budget.overBy ? ` (${fmt(budget.overBy)} over capacity, the rest eats the margin)` : null);
 
   return section(ctx, 'budget', 'Budget', headline, () => {
     const spoken = segs.map((g) => `${g.label} ${fmt(g.tokens)}`).join(', ');
-    const verdict = budget.fits ? 'fits' : `over by ${fmt(budget.overBy)} tokens`;
+    const verdict = budget.fits ? 'fits' : `over by ${fmt(overWindow(budget))} tokens`;
     const bar = el('div', {
       class: `budget-bar${budget.fits ? '' : ' overflowing'}`,
       attrs: { role: 'img', 'aria-label': `Budget of the ${fmt(budget.window)}-token window: ${spoken}; total ${fmt(budget.total)}, ${verdict}.` },
@@ -213,7 +213,7 @@ function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
     }
     if (!budget.fits) {
       const beyond = budget.total - budget.window;
-      const over = el('div', { class: 'overflow', attrs: { 'data-seg': 'overflow', title: `Over the window by ${fmt(budget.overBy)} tokens` } }, beyond / scale > 0.07 ? el('span', { class: 'seg-label' }, `+${fmt(beyond)}`) : null);
+      const over = el('div', { class: 'overflow', attrs: { 'data-seg': 'overflow', title: `Over the window by ${fmt(overWindow(budget))} tokens` } }, beyond / scale > 0.07 ? el('span', { class: 'seg-label' }, `+${fmt(beyond)}`) : null);
       over.style.left = `${(budget.window / scale) * 100}%`;
       over.style.width = `${(beyond / scale) * 100}%`;
       bar.appendChild(over);
@@ -243,7 +243,7 @@ function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
     }
     if (!budget.fits) {
       legend.appendChild(
-        el('li', { class: 'over-text', attrs: { 'data-seg': 'overflow' } }, el('span', { class: 'swatch seg-overflow', attrs: { 'aria-hidden': 'true' } }), el('span', { class: 'legend-name' }, 'over the window'), el('span', { class: 'num' }, fmt(budget.overBy)), el('span', { class: 'muted num' }, pct(budget.overBy, budget.window))),
+        el('li', { class: 'over-text', attrs: { 'data-seg': 'overflow' } }, el('span', { class: 'swatch seg-overflow', attrs: { 'aria-hidden': 'true' } }), el('span', { class: 'legend-name' }, 'over the window'), el('span', { class: 'num' }, fmt(overWindow(budget))), el('span', { class: 'muted num' }, pct(overWindow(budget), budget.window))),
       );
     }
 
@@ -605,4 +605,12 @@ export function renderError(root: HTMLElement, message: string, ctx: RenderConte
       button('Try again', () => ctx.post({ type: 'refresh' }), { class: 'secondary', attrs: { 'data-key': 'refresh' } }),
     ),
   );
+}
+
+/**
+ * How far the bar (slots + output reserve + margin) reaches beyond the window. The budget's own
+ * `overBy` counts capacity only (seed 000: 700 for 8,700 of 8,000); the bar also draws the margin.
+ */
+function overWindow(budget: BudgetReport): number {
+  return Math.max(0, budget.total - budget.window);
 }

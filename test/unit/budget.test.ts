@@ -53,7 +53,9 @@ describe('computeBudget: seed 000, the 8,000-token request', () => {
     expect(r.inputAllocated + r.output).toBe(8700);
     expect(r.inputAllocated + r.output - r.window).toBe(700);
     expect(r.fits).toBe(false);
-    expect(r.overBy).toBe(1500);
+    // over_by is the seed's 700 over capacity; the margin would need 1,500 in all.
+    expect(r.overBy).toBe(700);
+    expect(r.margin - r.marginLeft).toBe(1500);
     // Removing 700 fits only by consuming the margin; removing 1,500 restores it.
     const noMargin = computeBudget({ ...cfg, margin: 0 }, { tokenizer: tk });
     expect(noMargin.overBy).toBe(700);
@@ -116,7 +118,9 @@ describe('computeBudget: windows and limits', () => {
     expect(r.fits).toBe(true);
     const over = computeBudget(config({ limits: { input: 6000, output: 2000 }, output: 1500, margin: 500, slots: { a: { budget: 5600 } } }), { tokenizer: tk });
     expect(over.fits).toBe(false);
-    expect(over.overBy).toBe(100);
+    // 5,600 fits the 6,000 input limit itself but leaves 400 of the 500 margin.
+    expect(over.overBy).toBe(0);
+    expect(over.marginLeft).toBe(400);
     const outOver = computeBudget(config({ limits: { input: 6000, output: 1000 }, output: 1500, slots: {} }), { tokenizer: tk });
     expect(outOver.fits).toBe(false);
     expect(outOver.overBy).toBe(500);
@@ -143,7 +147,7 @@ describe('budgetFindings', () => {
     expect(f).toHaveLength(1);
     expect(f[0].rule).toBe('budget-overflow');
     expect(f[0].severity).toBe('error');
-    expect(f[0].message).toBe('800 + 1,200 + 4,500 + 600 + 400 = 7,500 input + 1,200 output + 800 margin = 9,500 > 8,000 window (over by 1,500)');
+    expect(f[0].message).toBe('800 + 1,200 + 4,500 + 600 + 400 = 7,500 input + 1,200 output = 8,700 > 8,000 window (over by 700); keeping the 800-token margin needs 1,500 less');
     expect(doc.text.slice(f[0].span.start, f[0].span.end)).toBe('slots');
     const rel = f[0].related!.map((r) => `${doc.text.slice(r.span.start, r.span.end)} | ${r.message}`);
     expect(rel).toContain('4500 | evidence: 4,500');
@@ -156,7 +160,8 @@ describe('budgetFindings', () => {
     const doc = configDoc('limits: { input: 6000, output: 2000 }\noutput: 1000\nmargin: 800\nslots:\n  a: { budget: 5000 }\n  b: { budget: 1000 }\n');
     const f = budgetFindings(computeBudget(doc.config!, { tokenizer: tk }), doc);
     expect(f.map((x) => x.rule)).toEqual(['budget-overflow']);
-    expect(f[0].message).toBe('5,000 + 1,000 = 6,000 input + 800 margin = 6,800 > 6,000 input limit (over by 800)');
+    expect(f[0].message).toBe('5,000 + 1,000 = 6,000 input fits the 6,000 input limit but leaves 0 of the 800-token margin (short by 800)');
+    expect(f[0].severity).toBe('warning');
     expect(f[0].related!.some((r) => r.message === 'input limit: 6,000')).toBe(true);
   });
 

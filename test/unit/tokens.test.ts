@@ -11,6 +11,7 @@ import { mixedCorpus, mixedDocuments, prng } from '../../bench/tokens/corpus';
 import { chars4, clearTokenCaches, codePointCount, getTokenizer, listTokenizers, type BpeTokenizer } from '../../src/core/tokens';
 import { countHeap, countScan } from '../../src/core/tokens/bpe';
 import { cutPoints } from '../../src/core/tokens/chunks';
+import { PieceCache } from '../../src/core/tokens/pieceCache';
 import { ENCODINGS } from '../../src/core/tokens/encodings';
 import { BpeEngine } from '../../src/core/tokens/engine';
 import { classOf, isSafeCut, LL, LO, LU, MK, NL, NUM, OTHER, WS } from '../../src/core/tokens/pretokenize';
@@ -245,6 +246,40 @@ describe('rank data', () => {
   });
 });
 
+describe('piece cache', () => {
+  it('returns what was stored for exactly that text, across inline and arena-held pieces and refills', () => {
+    const cache = new PieceCache(5); // 32 slots: emptied after 16 pieces
+    const r = prng(606);
+    const text = Array.from({ length: 4_000 }, () => ['a', 'b', '\u0000', 'é', '😀', ' '][Math.floor(r() * 6)]).join('');
+    const stored = new Map<string, number>();
+    for (let i = 0; i < 2_000; i++) {
+      const start = Math.floor(r() * 3_900);
+      const end = start + 1 + Math.floor(r() * 40);
+      const h = PieceCache.hash(text, start, end);
+      const key = text.slice(start, end);
+      const got = cache.get(text, start, end, h);
+      if (got >= 0) expect(got).toBe(stored.get(key));
+      else {
+        if (cache.size >= 16) stored.clear(); // the cache empties itself before this store
+        cache.set(text, start, end, h, i);
+        stored.set(key, i);
+      }
+      // A different text with the same content finds the same entry.
+      expect(cache.get(key, 0, key.length, PieceCache.hash(key, 0, key.length))).toBe(stored.get(key));
+    }
+    expect(cache.get('never stored', 0, 12, PieceCache.hash('never stored', 0, 12))).toBe(-1);
+  });
+
+  it('tells apart pieces whose hashes collide, by length, inline units and arena tail', () => {
+    const cache = new PieceCache(6);
+    const keys = ['abcdefgh', 'abcdefg', 'abcdefgh1', 'abcdefgh2', 'abcdefgh12', 'abcdefgi', 'Abcdefgh1', 'abcdefgh\u0000', 'abcdefgh😀', 'abcdefgh😁'];
+    keys.forEach((k, i) => cache.set(k, 0, k.length, 7, i)); // every key with the same hash
+    keys.forEach((k, i) => expect(cache.get(`>${k}<`, 1, k.length + 1, 7)).toBe(i));
+    expect(cache.get('abcdefgh3', 0, 9, 7)).toBe(-1);
+    expect(cache.get('abcdefgh', 0, 8, 8)).toBe(-1); // another hash: another probe sequence
+  });
+});
+
 describe('byte-pair merge', () => {
   it('the heap merge gives the same count as tiktoken\'s scan, for short and long pieces', () => {
     const r = prng(4242);
@@ -374,6 +409,11 @@ describe('counting an edited text from a recent one', () => {
       expect(t.count(x)).toBe(reference(name, x));
       expect(t.count(y)).toBe(reference(name, y));
     }
+    // Texts no longer among the recent ones come from the text cache (long texts are keyed by a
+    // content hash there) or are counted afresh; either way exactly.
+    const long = mixedCorpus(40 * 1024, 43);
+    const sameLength = [long, long.slice(0, 100) + 'Q' + long.slice(101), long.slice(0, 30_000) + '\n' + long.slice(30_001)];
+    for (const v of [...sameLength, ...variants.slice(0, 4), ...sameLength]) expect(t.count(v)).toBe(reference(name, v));
   });
 });
 

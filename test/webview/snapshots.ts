@@ -283,7 +283,8 @@ export function buildSnapshot(o: BuildOptions = {}): PreviewSnapshotBody {
     inputAllocated,
     total,
     fits: total <= window,
-    overBy: Math.max(0, total - window),
+    overBy: Math.max(0, inputAllocated + output - window),
+    marginLeft: window - inputAllocated - output,
   };
   const trace: Trace = {
     version: 1,

@@ -61,12 +61,21 @@ export function computeBudget(config: ContextConfig, opts: BudgetOptions): Budge
     slots.push(line);
   }
   const total = inputAllocated + output + margin;
+  // Seed 000: over_by is how far the allocation exceeds the capacity itself (evidence +1,500 ->
+  // 8,700 > 8,000, over by 700). The margin is a reserve on top: it must also fit for `fits`, and
+  // marginLeft says how much of it the allocation leaves.
   let overBy: number;
-  if (limits) overBy = Math.max(0, inputAllocated + margin - limits.input, output - limits.output);
-  else overBy = Math.max(0, total - window);
+  let marginLeft: number;
+  if (limits) {
+    overBy = Math.max(0, inputAllocated - limits.input, output - limits.output);
+    marginLeft = limits.input - inputAllocated;
+  } else {
+    overBy = Math.max(0, inputAllocated + output - window);
+    marginLeft = window - inputAllocated - output;
+  }
   // A reserve that leaves no input budget cannot fit any request, whatever the slots say.
   const room = (limits ? limits.input : window - output) - margin;
-  const fits = window > 0 && overBy === 0 && room > 0;
+  const fits = window > 0 && overBy === 0 && marginLeft >= margin && room > 0 && (!limits || output <= limits.output);
   const report: BudgetReport = {
     tokenizer: opts.tokenizer.name,
     exact: opts.tokenizer.exact,
@@ -79,6 +88,7 @@ export function computeBudget(config: ContextConfig, opts: BudgetOptions): Budge
     total,
     fits,
     overBy,
+    marginLeft,
   };
   const modelName = model?.name ?? config.model;
   if (modelName !== undefined) report.model = modelName;
@@ -194,7 +204,10 @@ export function budgetFindings(report: BudgetReport, configDoc: ConfigDoc, model
     }
   }
 
-  if (report.overBy > 0 && (!limits || report.inputAllocated + margin > limits.input)) {
+  const marginShort = report.marginLeft < margin && margin > 0 && report.overBy === 0;
+  // With separate limits an output over its limit is reserve-invalid's finding, not this one.
+  const inputOver = limits ? report.inputAllocated > limits.input : report.overBy > 0;
+  if (inputOver || marginShort) {
     const related: RelatedLocation[] = [];
     for (const s of report.slots) {
       if (s.budget === undefined) continue;
@@ -202,18 +215,24 @@ export function budgetFindings(report: BudgetReport, configDoc: ConfigDoc, model
       related.push(...rel(['slots', s.name, 'budget'], `${s.name}: ${fmt(s.budget)}${written}`));
     }
     let message: string;
-    if (limits) {
-      const lhs = report.inputAllocated + margin;
-      const over = lhs - limits.input;
-      message = `${inputSum(report)} + ${fmt(margin)} margin = ${fmt(lhs)} > ${fmt(limits.input)} input limit (over by ${fmt(over)})`;
+    const keep = margin > 0 ? `; keeping the ${fmt(margin)}-token margin needs ${fmt(margin - report.marginLeft)} less` : '';
+    if (marginShort) {
+      const cap = limits ? `${fmt(limits.input)} input limit` : `${fmt(window)} window`;
+      const lhs = limits ? `${inputSum(report)}` : `${inputSum(report)} + ${fmt(output)} output = ${fmt(report.inputAllocated + output)}`;
+      message = `${lhs} fits the ${cap} but leaves ${fmt(Math.max(0, report.marginLeft))} of the ${fmt(margin)}-token margin (short by ${fmt(margin - report.marginLeft)})`;
+      if (limits) related.push(...(config?.limits ? rel(['limits', 'input'], `input limit: ${fmt(limits.input)}`) : rel(['model'], `model input limit: ${fmt(limits.input)}`)));
+      else related.push(...(config?.window !== undefined ? rel(['window'], `window: ${fmt(window)}`) : rel(['model'], `model window: ${fmt(window)}`)));
+    } else if (limits) {
+      message = `${inputSum(report)} > ${fmt(limits.input)} input limit (over by ${fmt(report.inputAllocated - limits.input)})${keep}`;
       related.push(...(config?.limits ? rel(['limits', 'input'], `input limit: ${fmt(limits.input)}`) : rel(['model'], `model input limit: ${fmt(limits.input)}`)));
     } else {
-      message = `${inputSum(report)} + ${fmt(output)} output + ${fmt(margin)} margin = ${fmt(report.total)} > ${fmt(window)} window (over by ${fmt(report.overBy)})`;
+      message = `${inputSum(report)} + ${fmt(output)} output = ${fmt(report.inputAllocated + output)} > ${fmt(window)} window (over by ${fmt(report.overBy)})${keep}`;
       related.push(...(config?.window !== undefined ? rel(['window'], `window: ${fmt(window)}`) : rel(['model'], `model window: ${fmt(window)}`)));
     }
     related.push(...rel(['output'], `output: ${fmt(output)}`), ...rel(['margin'], `margin: ${fmt(margin)}`));
     const span = configDoc.keySpan(['slots']) ?? at(['window']) ?? ZERO;
-    out.push(finding('budget-overflow', path, span, message, { related }));
+    // Eating into the margin still fits the window: a warning, not an error.
+    out.push(finding('budget-overflow', path, span, message, { related, ...(marginShort ? { severity: 'warning' as const } : {}) }));
   }
   return out;
 }

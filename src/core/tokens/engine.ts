@@ -89,34 +89,33 @@ export class BpeEngine {
 
   /** Token count of text[start..end) (pieces seen before come from the piece cache). */
   count(text: string, start = 0, end = text.length): number {
-    const table = this.table;
+    if (this.tableValue === undefined) void this.table;
     const cache = this.cache;
     const pieceEnd = this.pieceEnd;
     let total = 0;
     let i = start;
+    // The loop stays small and allocation-free; everything rare (a piece not seen before, a very
+    // long piece) is in miss(), which keeps the optimizing compiler's view of this loop simple.
     while (i < end) {
       const e = pieceEnd(text, i, end);
-      const len = e - i;
-      // Every byte is a token, so a one-unit ASCII piece is one token.
-      if (len === 1 && text.charCodeAt(i) < 0x80) {
-        total += 1;
-      } else if (len <= PIECE_CACHE_MAX_LENGTH) {
-        const h = PieceCache.hash(text, i, e);
-        let n = cache.get(text, i, e, h);
-        if (n < 0) {
-          const bytes = encodeUtf8(text, i, e); // may grow the buffer: read utf8 after
-          n = countPieceBytes(table, utf8, bytes);
-          cache.set(text, i, e, h, n);
-        }
-        total += n;
+      if (e - i === 1 && text.charCodeAt(i) < 0x80) {
+        total += 1; // every byte is a token, so a one-unit ASCII piece is one token
       } else {
-        const bytes = encodeUtf8(text, i, e);
-        total += countPieceBytes(table, utf8, bytes);
-        if (utf8.length > UTF8_KEEP) utf8 = new Uint8Array(4096); // do not hold a pasted blob's bytes
+        const n = e - i <= PIECE_CACHE_MAX_LENGTH ? cache.get(text, i, e, PieceCache.hash(text, i, e)) : -1;
+        total += n >= 0 ? n : this.miss(text, i, e);
       }
       i = e;
     }
     return total;
+  }
+
+  /** Counts a piece that is not in the cache, and caches it unless it is very long. */
+  private miss(text: string, i: number, e: number): number {
+    const bytes = encodeUtf8(text, i, e); // may grow the buffer: read utf8 after
+    const n = countPieceBytes(this.table, utf8, bytes);
+    if (e - i <= PIECE_CACHE_MAX_LENGTH) this.cache.set(text, i, e, PieceCache.hash(text, i, e), n);
+    else if (utf8.length > UTF8_KEEP) utf8 = new Uint8Array(4096); // do not hold a pasted blob's bytes
+    return n;
   }
 
   /** The pieces of text, as the scanner splits it (for tests against the reference regex). */

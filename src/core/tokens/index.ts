@@ -31,7 +31,7 @@ const CHUNK_MIN = 2048;
  */
 const CHUNK_MAX = 512 * 1024;
 /** Bound of the whole-text cache, in UTF-16 units held, per tokenizer. */
-const TEXT_CACHE_CHARS = 16 * 1024 * 1024;
+const TEXT_CACHE_CHARS = 4 * 1024 * 1024;
 /** Chunks kept per cache generation (two generations are kept). */
 const CHUNK_GENERATION = 20_000;
 /** Long texts remembered (with their counts) as bases for counting an edited version. */
@@ -40,29 +40,55 @@ const RECENT_TEXTS = 8;
 /** Names accepted besides the canonical ones (same counts for ordinary text). */
 const ALIASES: Readonly<Record<string, string>> = { gpt2: 'r50k_base', p50k_edit: 'p50k_base' };
 
-/** Counts of whole texts, least recently used first; bounded by total characters. */
+/**
+ * V8 hashes a string longer than this by its length alone, so a Map keyed by long strings of one
+ * length (every version of a slot being typed into) degrades into comparing whole texts.
+ */
+const LONG_KEY = 16_383;
+
+/** A content hash for texts too long to be Map keys themselves. */
+function longHash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/**
+ * Counts of whole texts, least recently used first; bounded by total characters. Long texts are
+ * keyed by a hash of their content and verified by comparison on a hit.
+ */
 class TextCache {
-  private readonly map = new Map<string, number>();
+  private readonly map = new Map<string | number, { text: string; count: number }>();
   private chars = 0;
 
-  get(text: string): number | undefined {
-    const n = this.map.get(text);
-    if (n !== undefined) {
-      // Refresh recency: Map iteration order is insertion order.
-      this.map.delete(text);
-      this.map.set(text, n);
-    }
-    return n;
+  private static key(text: string): string | number {
+    return text.length <= LONG_KEY ? text : longHash(text);
   }
 
-  set(text: string, n: number): void {
+  get(text: string): number | undefined {
+    const key = TextCache.key(text);
+    const entry = this.map.get(key);
+    if (entry === undefined || entry.text !== text) return undefined;
+    // Refresh recency: Map iteration order is insertion order.
+    this.map.delete(key);
+    this.map.set(key, entry);
+    return entry.count;
+  }
+
+  set(text: string, count: number): void {
     if (text.length > TEXT_CACHE_CHARS / 4) return; // a huge text would evict everything else
-    this.map.set(text, n);
+    const key = TextCache.key(text);
+    const previous = this.map.get(key);
+    if (previous) {
+      this.map.delete(key); // a hash collision: the newer text wins
+      this.chars -= previous.text.length;
+    }
+    this.map.set(key, { text, count });
     this.chars += text.length;
-    for (const key of this.map.keys()) {
+    for (const [k, entry] of this.map) {
       if (this.chars <= TEXT_CACHE_CHARS) break;
-      this.map.delete(key);
-      this.chars -= key.length;
+      this.map.delete(k);
+      this.chars -= entry.text.length;
     }
   }
 
@@ -70,6 +96,28 @@ class TextCache {
     this.map.clear();
     this.chars = 0;
   }
+}
+
+/** Block size of the prefix and suffix comparisons: whole blocks compare natively. */
+const BLOCK = 256;
+
+/** Length of the common prefix of a and b, at most limit. */
+function commonPrefix(a: string, b: string, limit: number): number {
+  let i = 0;
+  // Block by block with startsWith (a native comparison), then unit by unit in the last block.
+  while (i + BLOCK <= limit && a.startsWith(b.slice(i, i + BLOCK), i)) i += BLOCK;
+  while (i < limit && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/** Length of the common suffix of a and b, at most limit. */
+function commonSuffix(a: string, b: string, limit: number): number {
+  let k = 0;
+  const an = a.length;
+  const bn = b.length;
+  while (k + BLOCK <= limit && a.endsWith(b.slice(bn - k - BLOCK, bn - k), an - k)) k += BLOCK;
+  while (k < limit && a.charCodeAt(an - 1 - k) === b.charCodeAt(bn - 1 - k)) k++;
+  return k;
 }
 
 /** An exact tokenizer over one BPE encoding, with the text and chunk caches. */
@@ -92,17 +140,27 @@ export class BpeTokenizer implements Tokenizer {
 
   count(text: string): number {
     if (text.length < TEXT_CACHE_MIN) return this.engine.count(text);
-    const hit = this.texts.get(text);
-    if (hit !== undefined) return hit;
-    let n: number;
     if (text.length < CHUNK_MIN) {
-      n = this.engine.count(text);
-    } else {
-      n = this.countFromRecent(text) ?? (text.length <= CHUNK_MAX ? this.countChunked(text) : this.engine.count(text));
+      const hit = this.texts.get(text);
+      if (hit !== undefined) return hit;
+      const n = this.engine.count(text);
+      this.texts.set(text, n);
+      return n;
+    }
+    // Long texts: first from a recent text that shares most of it (an edit, or the same text:
+    // one pass of comparisons), then from the text cache, then chunk by chunk.
+    let n = this.countFromRecent(text);
+    if (n === undefined) {
+      n = this.texts.get(text);
+      if (n === undefined) {
+        n = text.length <= CHUNK_MAX ? this.countChunked(text) : this.engine.count(text);
+        this.texts.set(text, n);
+      }
+    }
+    if (this.recent[0]?.text !== text) {
       this.recent.unshift({ text, count: n });
       if (this.recent.length > RECENT_TEXTS) this.recent.pop();
     }
-    this.texts.set(text, n);
     return n;
   }
 
@@ -120,11 +178,8 @@ export class BpeTokenizer implements Tokenizer {
     for (const base of this.recent) {
       const old = base.text;
       const limit = Math.min(n, old.length);
-      let pre = 0;
-      while (pre < limit && text.charCodeAt(pre) === old.charCodeAt(pre)) pre++;
-      let suf = 0;
-      const sufLimit = limit - pre;
-      while (suf < sufLimit && text.charCodeAt(n - 1 - suf) === old.charCodeAt(old.length - 1 - suf)) suf++;
+      const pre = commonPrefix(text, old, limit);
+      const suf = commonSuffix(text, old, limit - pre);
       if ((pre + suf) * 2 < n) continue;
       // A cut at p looks at the units p-2..p, so it must lie at least one unit inside the shared
       // prefix (p <= pre - 1) or two inside the shared suffix (q >= n - suf + 2).
@@ -150,6 +205,12 @@ export class BpeTokenizer implements Tokenizer {
     let a = 0;
     for (let k = 0; k <= cuts.length; k++) {
       const b = k < cuts.length ? cuts[k] : text.length;
+      if (b - a > LONG_KEY) {
+        // Too long to be a good Map key (see LONG_KEY); only texts without safe cuts get here.
+        total += this.engine.count(text, a, b);
+        a = b;
+        continue;
+      }
       const chunk = text.slice(a, b);
       let n = this.young.get(chunk);
       if (n === undefined) {
