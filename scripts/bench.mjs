@@ -4,7 +4,7 @@
 // collected numbers to test-results/bench.json. Timings live here, never in tests.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -20,7 +20,9 @@ const benches = readdirSync('bench')
 
 mkdirSync('.cache/bench', { recursive: true });
 mkdirSync('test-results', { recursive: true });
-const results = {};
+// A partial run (`npm run bench -- tokens`) updates its own entries and keeps the others.
+const resultsPath = 'test-results/bench.json';
+const results = only.length && existsSync(resultsPath) ? JSON.parse(readFileSync(resultsPath, 'utf8')) : {};
 for (const name of benches) {
   const outfile = resolve('.cache/bench', `${name}.cjs`);
   await build({
@@ -44,5 +46,5 @@ for (const name of benches) {
   }
   console.log(`(bench/${name}: ${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }
-writeFileSync('test-results/bench.json', JSON.stringify(results, null, 2) + '\n');
+writeFileSync(resultsPath, JSON.stringify(results, null, 2) + '\n');
 console.log('\nwrote test-results/bench.json');
