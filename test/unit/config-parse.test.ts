@@ -7,15 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig, parseInlineConfig, suggest } from '../../src/core/config/parse';
 import { parseTemplate } from '../../src/core/template';
 import type { ConfigDoc, Span } from '../../src/core/types';
+import { at } from './support/spans';
 
-function at(text: string, needle: string, nth = 0): Span {
-  let i = -1;
-  for (let k = 0; k <= nth; k++) {
-    i = text.indexOf(needle, i + 1);
-    if (i < 0) throw new Error(`'${needle}' #${nth} not in text`);
-  }
-  return { start: i, end: i + needle.length };
-}
 const found = (doc: ConfigDoc) => doc.findings.map((f) => [f.rule, doc.text.slice(f.span.start, f.span.end), f.message]);
 
 const SUPPORT = `# support.context.yaml

@@ -6,42 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseTemplate } from '../../src/core/template';
 import type { Span, TemplateDoc, TemplateNode } from '../../src/core/types';
+import { at, expectSpansInside, slice, usesOf, view } from './support/spans';
 
-function at(text: string, needle: string, nth = 0): Span {
-  let i = -1;
-  for (let k = 0; k <= nth; k++) {
-    i = text.indexOf(needle, i + 1);
-    if (i < 0) throw new Error(`'${needle}' #${nth} not in text`);
-  }
-  return { start: i, end: i + needle.length };
-}
-const slice = (doc: TemplateDoc, s: Span) => doc.text.slice(s.start, s.end);
-const usesOf = (doc: TemplateDoc) => doc.uses.map((u) => `${u.slot}/${u.form}/${u.role}/${u.delimiter ?? '-'}@${slice(doc, u.span)}`);
 
-function view(nodes: readonly TemplateNode[] | undefined): unknown[] {
-  return (nodes ?? []).map((n) => {
-    switch (n.type) {
-      case 'text':
-        return n.text;
-      case 'var':
-        return `{${n.path.join('.')}${n.raw ? ' raw' : ''}}`;
-      case 'history':
-        return `<history ${n.slot}>`;
-      case 'each':
-        return { each: n.path.join('.'), alias: n.alias, body: view(n.body), ...(n.inverse ? { inverse: view(n.inverse) } : {}) };
-      case 'if':
-        return { if: n.path.join('.'), negate: n.negate, body: view(n.body), ...(n.inverse ? { inverse: view(n.inverse) } : {}) };
-    }
-  });
-}
 
-function expectSpansInside(doc: TemplateDoc): void {
-  for (const f of doc.findings) {
-    expect(f.span.start).toBeGreaterThanOrEqual(0);
-    expect(f.span.end).toBeLessThanOrEqual(doc.text.length);
-    expect(f.span.start).toBeLessThanOrEqual(f.span.end);
-  }
-}
 
 const REFUND = `---
 name: Refund support
