@@ -22,7 +22,6 @@ import type {
   ModelInfo,
   OmittedItem,
   OrderPolicy,
-  RenderedMessage,
   SlotTrace,
   TemplateDoc,
   TemplateNode,
@@ -37,6 +36,7 @@ import { computeBudget, formatTokens as fmt, modelFromConfig } from '../budget';
 import { finding } from '../rules/registry';
 import { effectiveTrust } from '../rules/templateRules';
 import { canonicalJson } from './canonical';
+import { countJoined } from './countParts';
 import { dedup } from './dedup';
 import { contentFindings, configRelated, listIds, lostInTheMiddle, slotLocation } from './findings';
 import { applyFilters } from './filters';
@@ -116,18 +116,6 @@ export function assemble(input: AssembleInput): AssemblyResult {
   const ctx: FindingContext = { template, fixture, configDoc: input.configDoc };
   const findings: Finding[] = [];
 
-  // Message contents are counted once per distinct text: the fit step re-renders and recounts the
-  // request, and most messages do not change between recounts. (Item texts are counted directly:
-  // the tokenizer keeps its own content cache, and keying a map by every item text costs a hash each.)
-  const tokenCache = new Map<string, number>();
-  const countText = (t: string): number => {
-    let n = tokenCache.get(t);
-    if (n === undefined) {
-      n = tokenizer.count(t);
-      tokenCache.set(t, n);
-    }
-    return n;
-  };
   const shaCache = new Map<string, string>();
   const hash = (t: string): string => {
     let h = shaCache.get(t);
@@ -271,11 +259,6 @@ export function assemble(input: AssembleInput): AssemblyResult {
     );
   });
 
-  const countMessages = (messages: readonly RenderedMessage[]): number => {
-    let n = requestOverhead;
-    for (const m of messages) n += messageOverhead + countText(m.content);
-    return n;
-  };
   const keptAfter = (k: number): Map<string, WorkItem[]> => {
     const removed = new Set(dropSeq.slice(0, k));
     const kept = new Map<string, WorkItem[]>();
@@ -286,19 +269,21 @@ export function assemble(input: AssembleInput): AssemblyResult {
     }
     return kept;
   };
-  const renders = new Map<number, { kept: Map<string, WorkItem[]>; messages: RenderedMessage[]; tokens: number }>();
-  const renderAfter = (k: number) => {
-    let r = renders.get(k);
-    if (!r) {
-      const kept = keptAfter(k);
-      const messages = renderer.render(kept);
-      r = { kept, messages, tokens: countMessages(messages) };
-      renders.set(k, r);
+  // Each probe of the fit renders the part texts only and counts them without joining
+  // (countParts.ts); only the chosen prefix is rendered into messages.
+  const counts = new Map<number, number>();
+  const tokensAfter = (k: number): number => {
+    let n = counts.get(k);
+    if (n === undefined) {
+      n = requestOverhead;
+      for (const texts of renderer.renderTexts(keptAfter(k))) n += messageOverhead + countJoined(tokenizer, texts);
+      counts.set(k, n);
     }
-    return r;
+    return n;
   };
-  const fit = fitPrefix(dropSeq.length, (k) => renderAfter(k).tokens, fitLimit);
-  const final = renderAfter(fit.dropped);
+  const fit = fitPrefix(dropSeq.length, tokensAfter, fitLimit);
+  const finalKept = keptAfter(fit.dropped);
+  const final = { kept: finalKept, messages: renderer.render(finalKept), tokens: tokensAfter(fit.dropped) };
   const trimmed = dropSeq.slice(0, fit.dropped);
   for (const item of trimmed) omissions.push({ item, reason: 'trimmed-for-request' });
 
@@ -322,7 +307,7 @@ export function assemble(input: AssembleInput): AssemblyResult {
     const loc = biggest ? slotLocation(ctx, biggest.state.name) : { path: template.path, span: template.bodySpan };
     findings.push(finding('required-overflow', loc.path, loc.span, error, { related: biggest ? configRelated(ctx, biggest.state.name, 'required', 'required: true') : [] }));
   } else if (trimmed.length) {
-    const before = renderAfter(0).tokens;
+    const before = tokensAfter(0);
     const first = runOf.get(trimmed[0].slot)!;
     const loc = slotLocation(ctx, first.state.name);
     const list = listIds(trimmed.map((i) => ({ id: i.id, reason: `${i.slot}, ${fmt(i.tokens)} tokens` })));

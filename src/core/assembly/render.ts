@@ -86,6 +86,20 @@ export function trimParts(parts: MessagePart[]): MessagePart[] {
   return out;
 }
 
+/** The part texts `trimParts` would leave, without copying the parts. */
+function trimTexts(parts: readonly MessagePart[]): string[] {
+  let i = 0;
+  let j = parts.length;
+  while (i < j && !parts[i].text.trimStart()) i++;
+  while (j > i && !parts[j - 1].text.trimEnd()) j--;
+  if (i === j) return [];
+  const out = new Array<string>(j - i);
+  for (let k = i; k < j; k++) out[k - i] = parts[k].text;
+  out[0] = out[0].trimStart();
+  out[out.length - 1] = out[out.length - 1].trimEnd();
+  return out;
+}
+
 export class Renderer {
   private readonly escaped = new Map<WorkItem, string>();
   private readonly envelopes = new Map<WorkItem, Envelope>();
@@ -105,11 +119,29 @@ export class Renderer {
   /** Renders with `kept` (slot -> ordered kept items). */
   render(kept: ReadonlyMap<string, readonly WorkItem[]>): RenderedMessage[] {
     const messages: RenderedMessage[] = [];
-    const emit = (role: Role, parts: MessagePart[]) => {
+    this.walk(kept, (role, parts) => {
       const trimmed = trimParts(parts);
       if (!trimmed.length) return;
       messages.push({ role, content: trimmed.map((p) => p.text).join(''), parts: trimmed });
-    };
+    });
+    return messages;
+  }
+
+  /**
+   * The texts of each message's parts, trimmed as `render` trims them, for counting only: the same
+   * messages as `render` gives, without joining their content (the fit step renders once per probe
+   * and needs only the counts; see countParts.ts).
+   */
+  renderTexts(kept: ReadonlyMap<string, readonly WorkItem[]>): string[][] {
+    const messages: string[][] = [];
+    this.walk(kept, (_role, parts) => {
+      const texts = trimTexts(parts);
+      if (texts.length) messages.push(texts);
+    });
+    return messages;
+  }
+
+  private walk(kept: ReadonlyMap<string, readonly WorkItem[]>, emit: (role: Role, parts: MessagePart[]) => void): void {
     for (const msg of this.template.messages) {
       let buf = new PartBuffer();
       const flushHistory = (slotName: string) => {
@@ -126,7 +158,6 @@ export class Renderer {
       this.nodes(msg.nodes, [], kept, buf, flushHistory, () => buf);
       emit(msg.role, buf.parts);
     }
-    return messages;
   }
 
   /** The item's text as inserted: escaped when the slot is untrusted. Cached across renders. */
