@@ -82,9 +82,15 @@ export function isCodeServerInstalled() {
   }
 }
 
-/** PATH with Node 24 first, so `node`, `npm` (via its shebang) and node-gyp all run on Node 24. */
+/**
+ * PATH with Node 24 first, so `node`, `npm` (via its shebang) and node-gyp all run on Node 24.
+ * The `npm_*` variables of an outer `npm test` are dropped: npm reads `npm_config_*` from the
+ * environment as its own config, and code-server's postinstall checks the Node version in
+ * `npm_config_user_agent`, which would still name the outer Node 20.
+ */
 export function node24Env(extra = {}) {
-  return { ...process.env, PATH: `${dirname(NODE24)}${delimiter}${process.env.PATH ?? ''}`, ...extra };
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+  return { ...env, PATH: `${dirname(NODE24)}${delimiter}${process.env.PATH ?? ''}`, ...extra };
 }
 
 function isAlive(pid) {

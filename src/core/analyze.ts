@@ -137,6 +137,96 @@ const templates = new TextCache<TemplateDoc>();
 const configs = new TextCache<ConfigDoc>();
 const fixtures = new TextCache<FixtureDoc>();
 
+// ---------------------------------------------------------------------------
+// Derived caches. Typing in a template re-analyses it with the same config and fixtures: the
+// fixture's file references, its hidden-character and secret scans (a 1 MB fixture takes
+// milliseconds to scan) and the config scan are reused while their inputs are unchanged.
+// ---------------------------------------------------------------------------
+
+/** One host call made while computing a cached value, with what it returned. */
+type HostCall = { op: 'roots'; result: string } | { op: 'readFile' | 'size'; path: string; result: string | number | undefined } | { op: 'glob'; path: string; pattern: string; result: string };
+
+/** A host that records every call, so a cached value can be checked against the host later. */
+function recordingHost(host: FileHost, calls: HostCall[]): FileHost {
+  return {
+    get roots() {
+      calls.push({ op: 'roots', result: host.roots.join('\u0000') });
+      return host.roots;
+    },
+    readFile(path: string) {
+      const result = host.readFile(path);
+      calls.push({ op: 'readFile', path, result });
+      return result;
+    },
+    size(path: string) {
+      const result = host.size(path);
+      calls.push({ op: 'size', path, result });
+      return result;
+    },
+    glob(dir: string, pattern: string) {
+      const result = host.glob(dir, pattern);
+      calls.push({ op: 'glob', path: dir, pattern, result: result.join('\u0000') });
+      return result;
+    },
+  };
+}
+
+/** Whether every recorded call gives the same answer now (a changed referenced file invalidates). */
+function sameAnswers(host: FileHost, calls: readonly HostCall[]): boolean {
+  for (const c of calls) {
+    switch (c.op) {
+      case 'roots':
+        if (host.roots.join('\u0000') !== c.result) return false;
+        break;
+      case 'readFile':
+        if (host.readFile(c.path) !== c.result) return false;
+        break;
+      case 'size':
+        if (host.size(c.path) !== c.result) return false;
+        break;
+      case 'glob':
+        if (host.glob(c.path, c.pattern).join('\u0000') !== c.result) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+/**
+ * `compute(host)` memoized by `key` (a parsed or resolved document, kept by the parse caches while
+ * its text is unchanged) and validated by replaying the host calls it made.
+ */
+class HostMemo<K extends object, V> {
+  private readonly map = new WeakMap<K, { calls: HostCall[]; value: V }>();
+  get(key: K, host: FileHost, compute: (host: FileHost) => V): V {
+    const hit = this.map.get(key);
+    if (hit && sameAnswers(host, hit.calls)) return hit.value;
+    const calls: HostCall[] = [];
+    const value = compute(recordingHost(host, calls));
+    this.map.set(key, { calls, value });
+    return value;
+  }
+}
+
+const resolvedFixtures = new HostMemo<FixtureDoc, { doc: FixtureDoc; dependencies: string[] }>();
+const fixtureScans = new HostMemo<FixtureDoc, Finding[]>();
+const configScans = new WeakMap<ConfigDoc, Finding[]>();
+
+/** The fixture with its `{ file: ... }` values read; the same object while nothing it read changed. */
+function resolveFixture(raw: FixtureDoc, host: FileHost): { doc: FixtureDoc; dependencies: string[] } {
+  return resolvedFixtures.get(raw, host, (h) => resolveFixtureFiles(raw, h));
+}
+
+/** Hidden characters in a (file) config's text; a config document is kept per text by the parse cache. */
+function scanConfig(doc: ConfigDoc): Finding[] {
+  let f = configScans.get(doc);
+  if (!f) {
+    f = scanHiddenCharacters(doc.path, doc.text);
+    configScans.set(doc, f);
+  }
+  return f;
+}
+
 function tooLarge(host: FileHost, path: string, options: AnalyzeOptions): number | undefined {
   const size = host.size(path);
   const max = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
@@ -264,7 +354,7 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
   const dependencies = [...binding.dependencies];
   const cfgDoc = binding.config?.doc;
   const config = cfgDoc?.config;
-  if (cfgDoc && !binding.config?.inline) findings.push(...cfgDoc.findings, ...scanHiddenCharacters(cfgDoc.path, cfgDoc.text));
+  if (cfgDoc && !binding.config?.inline) findings.push(...cfgDoc.findings, ...scanConfig(cfgDoc));
   else if (cfgDoc) findings.push(...cfgDoc.findings);
 
   // Model: explicit option, then template front matter, then config, then the editor default.
@@ -321,10 +411,10 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
     if (big !== undefined) {
       findings.push(finding('fixture-invalid', active, { start: 0, end: 0 }, `Fixture is ${big.toLocaleString('en-US')} bytes, over the ${(options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE).toLocaleString('en-US')}-byte limit for full analysis; it is not assembled.`));
     } else if (raw) {
-      const resolved = resolveFixtureFiles(raw, host);
+      const resolved = resolveFixture(raw, host);
       fixture = resolved.doc;
       dependencies.push(...resolved.dependencies);
-      findings.push(...fixture.findings, ...scanFixture(host, fixture));
+      findings.push(...fixture.findings, ...fixtureScans.get(fixture, host, (h) => scanFixture(h, fixture!)));
       for (const [slot, cfg] of Object.entries(config.slots)) {
         if (cfg.required && !(slot in fixture.slots)) {
           findings.push(finding('required-missing', fixture.path, { start: 0, end: 0 }, `Fixture '${fixture.name}' has no value for required slot '${slot}'.`, { related: [{ path: cfgDoc.path, span: cfgDoc.keySpan(['slots', slot]) ?? { start: 0, end: 0 }, message: `slot '${slot}' is required` }] }));

@@ -28,8 +28,31 @@ interface PartCuts {
   inner: number;
 }
 
+/** Glue longer than this is counted by the tokenizer with its own caches. */
+const MAX_GLUE_KEY = 2048;
+
 const NONE: PartCuts = { a: -1, b: -1, inner: 0 };
-const caches = new WeakMap<Tokenizer, Map<string, PartCuts>>();
+
+interface Caches {
+  parts: Map<string, PartCuts>;
+  /**
+   * Counts of glue texts. Plain Maps cleared when full rather than the tokenizer's LRU: a probe
+   * looks up one glue per item, and most of them were seen by the previous probe.
+   */
+  glue: Map<string, number>;
+}
+const caches = new WeakMap<Tokenizer, Caches>();
+
+function countGlue(tokenizer: BpeTokenizer, cache: Map<string, number>, glue: string): number {
+  if (glue.length > MAX_GLUE_KEY) return tokenizer.count(glue);
+  let n = cache.get(glue);
+  if (n === undefined) {
+    n = tokenizer.engine.count(glue);
+    if (cache.size >= MAX_ENTRIES) cache.clear();
+    cache.set(glue, n);
+  }
+  return n;
+}
 
 function cutsOf(tokenizer: BpeTokenizer, cache: Map<string, PartCuts>, text: string): PartCuts {
   let c = cache.get(text);
@@ -51,22 +74,22 @@ export function countJoined(tokenizer: Tokenizer, texts: readonly string[]): num
   if (!(tokenizer instanceof BpeTokenizer)) return tokenizer.count(texts.join(''));
   let cache = caches.get(tokenizer);
   if (!cache) {
-    cache = new Map();
+    cache = { parts: new Map(), glue: new Map() };
     caches.set(tokenizer, cache);
   }
   let total = 0;
   let glue = '';
   for (const t of texts) {
-    const c = t.length >= MIN_PART ? cutsOf(tokenizer, cache, t) : NONE;
+    const c = t.length >= MIN_PART ? cutsOf(tokenizer, cache.parts, t) : NONE;
     if (c.a < 0) {
       glue += t;
       continue;
     }
     glue += t.slice(0, c.a);
-    if (glue) total += tokenizer.count(glue);
+    if (glue) total += countGlue(tokenizer, cache.glue, glue);
     total += c.inner;
     glue = t.slice(c.b);
   }
-  if (glue) total += tokenizer.count(glue);
+  if (glue) total += countGlue(tokenizer, cache.glue, glue);
   return total;
 }

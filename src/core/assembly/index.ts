@@ -19,6 +19,7 @@ import type {
   Finding,
   FixtureDoc,
   FixtureItem,
+  FixtureValue,
   ModelInfo,
   OmittedItem,
   OrderPolicy,
@@ -32,6 +33,7 @@ import type {
 import type { Omission, WorkItem } from './item';
 import type { SlotState } from './render';
 import type { FindingContext } from './findings';
+import type { PackResult } from './pack';
 import { computeBudget, formatTokens as fmt, modelFromConfig } from '../budget';
 import { finding } from '../rules/registry';
 import { effectiveTrust } from '../rules/templateRules';
@@ -101,6 +103,68 @@ interface SlotRun {
 }
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
+
+/** SHA-256 of a fixture's text, by document (a 1 MB fixture takes milliseconds to hash). */
+const fixtureShas = new WeakMap<FixtureDoc, { text: string; sha: string }>();
+function fixtureSha(fixture: FixtureDoc): string {
+  const hit = fixtureShas.get(fixture);
+  if (hit !== undefined && hit.text === fixture.text) return hit.sha;
+  const sha = sha256(fixture.text);
+  fixtureShas.set(fixture, { text: fixture.text, sha });
+  return sha;
+}
+
+/** What the fixture-side stages of one slot produce (items -> filters -> dedup -> rank -> pack). */
+export interface SlotStages {
+  total: number;
+  /** [fixture index, text] of items read from `{ file: ... }` references (hashed into the cache key). */
+  files: Array<[number, string]>;
+  /** Filter and dedup omissions, in stage order. */
+  omitted: Omission[];
+  /** Candidates after filters and dedup, in fixture order (what content findings look at). */
+  candidates: WorkItem[];
+  ranked: WorkItem[];
+  /** Tokens of every ranked item with its overhead. */
+  cost: number;
+  /** Packing result; undefined for a required slot (never cut). */
+  pack?: PackResult<WorkItem>;
+  /** Content findings, and the fixture and config document they were located against. */
+  findings: Finding[];
+  findingsFor?: FixtureDoc;
+  findingsConfig?: ConfigDoc;
+}
+
+/**
+ * Fixture-side stages by tokenizer, fixture value (object identity: analyze.ts keeps the resolved
+ * fixture while its text and referenced files are unchanged) and a signature of every setting the
+ * stages read. A template edit changes none of these, so typing in a template does not re-count,
+ * filter, dedup, score or pack a large fixture. The stages only ever set fields on the items they
+ * create (score, merged sources, cached hashes) while building the entry; later steps copy the
+ * arrays before changing them, so sharing an entry between assemblies gives the same results.
+ */
+const stageMemo = new WeakMap<Tokenizer, WeakMap<FixtureValue, Map<string, SlotStages>>>();
+/** Signatures kept per fixture value (different slot settings tried in a session). */
+const STAGE_SIGNATURES = 16;
+
+function slotStages(tokenizer: Tokenizer, value: FixtureValue, sig: string, make: () => SlotStages): SlotStages {
+  let byValue = stageMemo.get(tokenizer);
+  if (!byValue) {
+    byValue = new WeakMap();
+    stageMemo.set(tokenizer, byValue);
+  }
+  let bySig = byValue.get(value);
+  if (!bySig) {
+    bySig = new Map();
+    byValue.set(value, bySig);
+  }
+  let st = bySig.get(sig);
+  if (!st) {
+    st = make();
+    if (bySig.size >= STAGE_SIGNATURES) bySig.delete(bySig.keys().next().value as string);
+    bySig.set(sig, st);
+  }
+  return st;
+}
 
 export function assemble(input: AssembleInput): AssemblyResult {
   const { template, config, tokenizer, fixture } = input;
@@ -173,47 +237,30 @@ export function assemble(input: AssembleInput): AssemblyResult {
     if (!run.used || !value) return;
 
     // ---- Items: stable ids, token counts, content hashes.
-    const raw: FixtureItem[] =
-      value.type === 'text'
-        ? [{ index: 0, text: value.text, meta: {}, span: value.span, textSpan: value.span, ...(value.file !== undefined ? { file: value.file } : {}) }]
-        : value.items;
-    const ids = new Set<string>();
-    const items: WorkItem[] = raw.map((it) => {
-      const written = typeof it.id === 'string' && it.id !== '' ? it.id : typeof it.id === 'number' ? String(it.id) : undefined;
-      let id = written ?? `${name}_${it.index + 1}`;
-      for (let k = 2; ids.has(id); k++) id = `${written ?? `${name}_${it.index + 1}`}~${k}`;
-      ids.add(id);
-      const text = typeof it.text === 'string' ? it.text : '';
-      return fromFixtureItem(name, it, text, id, written !== undefined, tokenizer.count(text));
-    });
-    run.total = items.length;
-    // The fixture text already covers inline values and metadata; texts read from files are not in it.
-    const fromFiles = items.filter((w) => w.file !== undefined).map((w) => [w.index, hash(w.text)]);
+    // ---- Items, hard filters, dedup, rank and pack depend on the fixture value and the slot's
+    // settings only, not on the template text: memoized (stageMemo) so re-assembling after a
+    // template edit reuses them.
+    const sig = JSON.stringify([name, cfg ?? null, config.filters ?? null, config.scoring ?? null, now ?? null, state.kind, state.untrusted, state.label ?? null, state.escapeWith, run.overhead, run.budget ?? null, run.required]);
+    const st = slotStages(tokenizer, value, sig, () => runStages(name, value, state, cfg, run, isList));
+    run.total = st.total;
+    const fromFiles = st.files.map(([index, text]) => [index, hash(text)]);
     if (fromFiles.length) fixtureDigest[name] = fromFiles;
-
-    // ---- Hard filters, then dedup (lists only; history turns are never merged: "ok" twice is two turns).
-    let candidates = items;
-    if (isList) {
-      const f = applyFilters(candidates, config.filters, now);
-      omissions.push(...f.omitted);
-      candidates = f.kept;
-      if (state.kind !== 'history') {
-        const d = dedup(candidates);
-        omissions.push(...d.omitted);
-        candidates = d.kept;
-      }
+    omissions.push(...st.omitted);
+    // Content findings are located in the fixture with related locations in the config.
+    if (st.findingsFor !== fixture || st.findingsConfig !== input.configDoc) {
+      st.findings = contentFindings(ctx, state, st.candidates);
+      st.findingsFor = fixture;
+      st.findingsConfig = input.configDoc;
     }
-    findings.push(...contentFindings(ctx, state, candidates));
-
-    // ---- Rank: the selection score where metadata exists, fixture order otherwise; history most recent first.
-    run.ranked = state.kind === 'history' ? mostRecentFirst(candidates) : rankItems(candidates, { weights: config.scoring, version: config.filters?.version, now });
+    findings.push(...st.findings);
+    run.ranked = st.ranked;
 
     // ---- Pack into the slot budget. Required slots are never cut: a required slot over its budget is reported instead.
-    const cost = run.ranked.reduce((s, i) => s + i.tokens + run.overhead, 0);
+    const cost = st.cost;
     if (run.required) {
       run.packed = [...run.ranked];
     } else {
-      const p = pack(run.ranked, run.budget, run.overhead, cfg?.pack ?? 'stop', cfg?.max_items);
+      const p = st.pack!;
       run.packed = p.kept;
       for (const o of p.omitted) omissions.push({ item: o.item, reason: o.reason });
       if (run.budget !== undefined && cost > run.budget && fixture) {
@@ -390,7 +437,7 @@ export function assemble(input: AssembleInput): AssemblyResult {
   trace.version = 1;
   trace.template = { path: template.path, sha256: hash(templateText) };
   trace.config = { path: configPath, sha256: hash(configText) };
-  if (fixture) trace.fixture = { path: fixture.path, sha256: hash(fixture.text) };
+  if (fixture) trace.fixture = { path: fixture.path, sha256: fixtureSha(fixture) };
   if (config.version !== undefined) trace.policy_version = config.version;
   if (modelName !== undefined) trace.model = modelName;
   trace.tokenizer = tokenizer.name;
@@ -409,7 +456,7 @@ export function assemble(input: AssembleInput): AssemblyResult {
       assembly: ASSEMBLY_VERSION,
       template: hash(templateText),
       config,
-      fixture: fixture ? { text: hash(fixture.text), files: fixtureDigest } : null,
+      fixture: fixture ? { text: fixtureSha(fixture), files: fixtureDigest } : null,
       model: model ?? null,
       modelName: modelName ?? null,
       tokenizer: tokenizer.name,
@@ -422,6 +469,45 @@ export function assemble(input: AssembleInput): AssemblyResult {
   if (error !== undefined) result.error = error;
   return result;
 
+  /** Items, hard filters, dedup, rank and pack of one slot (see stageMemo). */
+  function runStages(name: string, value: FixtureValue, state: SlotState, cfg: SlotConfig | undefined, run: SlotRun, isList: boolean): SlotStages {
+    // ---- Items: stable ids, token counts, content hashes.
+    const raw: FixtureItem[] =
+      value.type === 'text'
+        ? [{ index: 0, text: value.text, meta: {}, span: value.span, textSpan: value.span, ...(value.file !== undefined ? { file: value.file } : {}) }]
+        : value.items;
+    const ids = new Set<string>();
+    const items: WorkItem[] = raw.map((it) => {
+      const written = typeof it.id === 'string' && it.id !== '' ? it.id : typeof it.id === 'number' ? String(it.id) : undefined;
+      let id = written ?? `${name}_${it.index + 1}`;
+      for (let k = 2; ids.has(id); k++) id = `${written ?? `${name}_${it.index + 1}`}~${k}`;
+      ids.add(id);
+      const text = typeof it.text === 'string' ? it.text : '';
+      return fromFixtureItem(name, it, text, id, written !== undefined, tokenizer.count(text));
+    });
+    // The fixture text already covers inline values and metadata; texts read from files are not in it.
+    const files = items.filter((w) => w.file !== undefined).map((w): [number, string] => [w.index, w.text]);
+
+    // ---- Hard filters, then dedup (lists only; history turns are never merged: "ok" twice is two turns).
+    const omitted: Omission[] = [];
+    let candidates = items;
+    if (isList) {
+      const f = applyFilters(candidates, config.filters, now);
+      omitted.push(...f.omitted);
+      candidates = f.kept;
+      if (state.kind !== 'history') {
+        const d = dedup(candidates);
+        omitted.push(...d.omitted);
+        candidates = d.kept;
+      }
+    }
+
+    // ---- Rank: the selection score where metadata exists, fixture order otherwise; history most recent first.
+    const ranked = state.kind === 'history' ? mostRecentFirst(candidates) : rankItems(candidates, { weights: config.scoring, version: config.filters?.version, now });
+    const cost = ranked.reduce((s, i) => s + i.tokens + run.overhead, 0);
+    const packed = run.required ? undefined : pack(ranked, run.budget, run.overhead, cfg?.pack ?? 'stop', cfg?.max_items);
+    return { total: items.length, files, omitted, candidates, ranked, cost, pack: packed, findings: [] };
+  }
   function slotCost(r: SlotRun): number {
     return r.packed.reduce((s, i) => s + i.tokens + r.overhead, 0);
   }

@@ -100,10 +100,20 @@ function trimTexts(parts: readonly MessagePart[]): string[] {
   return out;
 }
 
+/**
+ * Escaped texts and envelopes by item, each with the settings it was made for. Items are not
+ * changed once the stages have built them (index.ts, stageMemo), so these stay valid for as long
+ * as the item lives.
+ */
+const escapedTexts = new WeakMap<WorkItem, { key: string; value: string }>();
+const itemEnvelopes = new WeakMap<WorkItem, { key: string; value: Envelope }>();
+
 export class Renderer {
+  /** This renderer's own lookups (one per item per probe), in front of the shared caches. */
   private readonly escaped = new Map<WorkItem, string>();
   private readonly envelopes = new Map<WorkItem, Envelope>();
   private readonly selfWrapped = new Set<string>();
+  private readonly keys = new Map<SlotState, { escape: string; envelope: string }>();
 
   constructor(
     private readonly template: TemplateDoc,
@@ -160,24 +170,48 @@ export class Renderer {
     }
   }
 
-  /** The item's text as inserted: escaped when the slot is untrusted. Cached across renders. */
+  /**
+   * The item's text as inserted: escaped when the slot is untrusted. Cached across renders and
+   * across assemblies (items are reused while their fixture is unchanged), by the delimiters escaped.
+   */
   textOf(item: WorkItem, slot: SlotState): string {
     if (!slot.untrusted) return item.text;
-    let t = this.escaped.get(item);
-    if (t === undefined) {
-      t = escapeUntrusted(item.text, slot.escapeWith);
-      this.escaped.set(item, t);
+    let value = this.escaped.get(item);
+    if (value !== undefined) return value;
+    const key = this.keysOf(slot).escape;
+    const hit = escapedTexts.get(item);
+    if (hit !== undefined && hit.key === key) value = hit.value;
+    else {
+      value = escapeUntrusted(item.text, slot.escapeWith);
+      escapedTexts.set(item, { key, value });
     }
-    return t;
+    this.escaped.set(item, value);
+    return value;
+  }
+
+  /** Cache keys of a slot's settings, made once per renderer. */
+  private keysOf(slot: SlotState): { escape: string; envelope: string } {
+    let k = this.keys.get(slot);
+    if (!k) {
+      const escape = slot.escapeWith.join('\u0000');
+      k = { escape, envelope: `${slot.envelope}\u0000${slot.label}\u0000${slot.untrusted ? escape : '\u0001'}` };
+      this.keys.set(slot, k);
+    }
+    return k;
   }
 
   private envelopeOf(item: WorkItem, slot: SlotState): Envelope {
-    let e = this.envelopes.get(item);
-    if (!e) {
-      e = envelopeFor(item, { kind: slot.envelope, label: slot.label!, escapeWith: slot.untrusted ? slot.escapeWith : undefined });
-      this.envelopes.set(item, e);
+    let value = this.envelopes.get(item);
+    if (value !== undefined) return value;
+    const key = this.keysOf(slot).envelope;
+    const hit = itemEnvelopes.get(item);
+    if (hit !== undefined && hit.key === key) value = hit.value;
+    else {
+      value = envelopeFor(item, { kind: slot.envelope, label: slot.label!, escapeWith: slot.untrusted ? slot.escapeWith : undefined });
+      itemEnvelopes.set(item, { key, value });
     }
-    return e;
+    this.envelopes.set(item, value);
+    return value;
   }
 
   private nodes(
