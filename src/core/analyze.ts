@@ -8,8 +8,8 @@ import type { ContextConfig, SeveritySetting } from './config/schema';
 import type { AssemblyResult, BudgetReport, ConfigDoc, Finding, FixtureDoc, ModelInfo, SlotKind, Span, TemplateDoc, Trust } from './types';
 import { parseTemplate } from './template';
 import { parseConfig, parseInlineConfig } from './config/parse';
-import { parseFixture, resolveFixtureFiles } from './fixture';
-import { dirname, join, resolveInWorkspace } from './paths';
+import { fixtureName, parseFixture, resolveFixtureFiles } from './fixture';
+import { basename, dirname, resolveInWorkspace } from './paths';
 import { scanHiddenCharacters, scanSecrets } from './text/scan';
 import { getTokenizer } from './tokens';
 import { resolveModel } from './models';
@@ -105,14 +105,7 @@ export function classifyFile(path: string): FileKind | undefined {
   return undefined;
 }
 
-function baseName(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
-}
 
-/** The display name of a fixture: its `name:` or the file name without `.fixture.*`. */
-export function fixtureName(path: string): string {
-  return baseName(path).replace(/\.fixture\.(ya?ml|json)$/i, '');
-}
 
 // ---------------------------------------------------------------------------
 // Parse caches. Parsing is keyed by path and exact text, so re-analysing a template after a
@@ -288,7 +281,7 @@ export function bindConfig(host: FileHost, template: TemplateDoc): Binding {
     if (doc) return { config: { path: candidate, inline: false, doc }, findings, dependencies };
   }
   findings.push(
-    finding('config-missing', template.path, { start: 0, end: 0 }, `No context config for ${baseName(template.path)}: add '${baseName(stem)}.context.yaml' beside it or a 'context:' key in the front matter.`),
+    finding('config-missing', template.path, { start: 0, end: 0 }, `No context config for ${basename(template.path)}: add '${basename(stem)}.context.yaml' beside it or a 'context:' key in the front matter.`),
   );
   return { findings, dependencies };
 }
@@ -639,4 +632,3 @@ export function checkFiles(host: FileHost, files: string[], options: AnalyzeOpti
   return byFile;
 }
 
-export { join as joinPath };

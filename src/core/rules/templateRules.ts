@@ -5,6 +5,7 @@
 import type { ContextConfig, SlotConfig } from '../config/schema';
 import type { ConfigDoc, FixHint, Finding, SlotKind, SlotUse, Span, TemplateDoc } from '../types';
 import { finding } from './registry';
+import { basename } from '../paths';
 
 /** Kinds the application writes itself; undeclared trust defaults to trusted only for these. */
 const APPLICATION_KINDS: ReadonlySet<SlotKind> = new Set(['policy', 'schema', 'examples']);
@@ -32,7 +33,7 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
     if (list) list.push(use);
     else usesBySlot.set(use.slot, [use]);
   }
-  const configRel = displayName(configDoc.path);
+  const configRel = basename(configDoc.path);
 
   // slot-undefined: used in the template, missing from the config (reported once per slot, at its first use).
   for (const [slot, uses] of usesBySlot) {
@@ -52,9 +53,9 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
     const uses = usesBySlot.get(name) ?? [];
     if (uses.length === 0) {
       if (slot.required) {
-        out.push(finding('required-missing', configDoc.path, keySpan, `Required slot '${name}' is never used by ${displayName(template.path)}, so it can never reach the model.`, { related: [{ path: template.path, span: template.bodySpan, message: 'template body' }] }));
+        out.push(finding('required-missing', configDoc.path, keySpan, `Required slot '${name}' is never used by ${basename(template.path)}, so it can never reach the model.`, { related: [{ path: template.path, span: template.bodySpan, message: 'template body' }] }));
       } else {
-        out.push(finding('slot-unused', configDoc.path, keySpan, `Slot '${name}' is defined but never used by ${displayName(template.path)}.`, { related: [{ path: template.path, span: template.bodySpan, message: 'template body' }] }));
+        out.push(finding('slot-unused', configDoc.path, keySpan, `Slot '${name}' is defined but never used by ${basename(template.path)}.`, { related: [{ path: template.path, span: template.bodySpan, message: 'template body' }] }));
       }
     }
     if (!slot.trust) {
@@ -94,10 +95,6 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
   return out;
 }
 
-function displayName(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i >= 0 ? path.slice(i + 1) : path;
-}
 
 function guessKind(slot: string, use: SlotUse): SlotKind {
   const s = slot.toLowerCase();
@@ -130,12 +127,12 @@ export function declareSlotFix(doc: ConfigDoc, slot: string, kind: SlotKind): Fi
   if (!slotsKey) {
     const end = doc.text.length;
     const sep = doc.text.endsWith('\n') || end === 0 ? '' : '\n';
-    return { title: `Declare slot '${slot}' in ${displayName(doc.path)}`, edits: [{ path: doc.path, span: { start: end, end }, newText: `${sep}slots:\n  ${slot}: ${entry}\n` }] };
+    return { title: `Declare slot '${slot}' in ${basename(doc.path)}`, edits: [{ path: doc.path, span: { start: end, end }, newText: `${sep}slots:\n  ${slot}: ${entry}\n` }] };
   }
   if (slotsValue && doc.text[slotsValue.start] === '{') {
     const close = slotsValue.end - 1;
     const inner = doc.text.slice(slotsValue.start + 1, close).trim();
-    return { title: `Declare slot '${slot}' in ${displayName(doc.path)}`, edits: [{ path: doc.path, span: { start: close, end: close }, newText: `${inner ? ', ' : ''}${slot}: ${entry} ` }] };
+    return { title: `Declare slot '${slot}' in ${basename(doc.path)}`, edits: [{ path: doc.path, span: { start: close, end: close }, newText: `${inner ? ', ' : ''}${slot}: ${entry} ` }] };
   }
   const baseIndent = indentAt(doc.text, slotsKey.start);
   let childIndent = baseIndent + '  ';
@@ -144,7 +141,7 @@ export function declareSlotFix(doc: ConfigDoc, slot: string, kind: SlotKind): Fi
     childIndent = indentAt(doc.text, slotsValue.start) || childIndent;
     at = lineEnd(doc.text, Math.max(slotsValue.start, slotsValue.end - 1));
   }
-  return { title: `Declare slot '${slot}' in ${displayName(doc.path)}`, edits: [{ path: doc.path, span: { start: at, end: at }, newText: `\n${childIndent}${slot}: ${entry}` }] };
+  return { title: `Declare slot '${slot}' in ${basename(doc.path)}`, edits: [{ path: doc.path, span: { start: at, end: at }, newText: `\n${childIndent}${slot}: ${entry}` }] };
 }
 
 const SLOT_FIELDS = ['kind', 'trust', 'required', 'budget', 'priority', 'label', 'envelope', 'pack', 'order', 'max_items', 'role'] as const;
