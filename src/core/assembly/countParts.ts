@@ -11,6 +11,10 @@
  * content); what lies between one part's last cut and the next part's first cut ("glue": an item's
  * tail, a separator, an envelope line, the next item's head) is short and counted as it comes.
  * Tokenizers that do not add up at safe cuts (chars4, or any other) count the joined text.
+ *
+ * A message may also be given with a slot's items as one piece (`ListPiece`: the items' texts with
+ * the separator between them, render.ts renderTexts), so the fit step's probes do not build a part
+ * per item; it counts exactly as its texts joined in place would.
  */
 import type { Tokenizer } from '../types';
 import { BpeTokenizer } from '../tokens';
@@ -21,38 +25,43 @@ const MIN_PART = 48;
 /** Entries kept per tokenizer before the cache is started afresh (bounds memory while typing). */
 const MAX_ENTRIES = 50_000;
 
-/** First and last usable cut of a part and the count between them; `a < 0` when it has none. */
+/**
+ * First and last usable cut of a part, the count between them, and the part's head (before the
+ * first cut) and tail (after the last); `a < 0` when it has none. Head and tail are kept as string
+ * objects so that every probe looks up the same strings (V8 caches a string's hash in it).
+ */
 interface PartCuts {
   a: number;
   b: number;
   inner: number;
+  head: string;
+  tail: string;
 }
 
 /** Glue longer than this is counted by the tokenizer with its own caches. */
 const MAX_GLUE_KEY = 2048;
 
-const NONE: PartCuts = { a: -1, b: -1, inner: 0 };
+const NONE: PartCuts = { a: -1, b: -1, inner: 0, head: '', tail: '' };
+
+/**
+ * Glue counts in a trie keyed by the sequence of pieces the glue is made of (a part's tail, short
+ * parts, the next part's head). The pieces are the same string objects from one probe to the next,
+ * so a lookup hashes nothing new, where keying by the joined glue would build and hash a fresh
+ * string per item per probe. Equal sequences join to equal texts, so a node's count is exact.
+ */
+interface GlueNode {
+  /** Count of the glue that ends here; -1 until counted. */
+  n: number;
+  next?: Map<string, GlueNode>;
+}
 
 interface Caches {
   parts: Map<string, PartCuts>;
-  /**
-   * Counts of glue texts. Plain Maps cleared when full rather than the tokenizer's LRU: a probe
-   * looks up one glue per item, and most of them were seen by the previous probe.
-   */
-  glue: Map<string, number>;
+  glue: GlueNode;
+  /** Nodes in `glue`; the trie is started afresh past MAX_ENTRIES (bounds memory while typing). */
+  nodes: number;
 }
 const caches = new WeakMap<Tokenizer, Caches>();
-
-function countGlue(tokenizer: BpeTokenizer, cache: Map<string, number>, glue: string): number {
-  if (glue.length > MAX_GLUE_KEY) return tokenizer.count(glue);
-  let n = cache.get(glue);
-  if (n === undefined) {
-    n = tokenizer.engine.count(glue);
-    if (cache.size >= MAX_ENTRIES) cache.clear();
-    cache.set(glue, n);
-  }
-  return n;
-}
 
 function cutsOf(tokenizer: BpeTokenizer, cache: Map<string, PartCuts>, text: string): PartCuts {
   let c = cache.get(text);
@@ -63,33 +72,90 @@ function cutsOf(tokenizer: BpeTokenizer, cache: Map<string, PartCuts>, text: str
   let b = n - 2;
   while (b > a && !isSafeCut(text, b)) b--;
   if (a > n - 2 || b <= a) c = NONE;
-  else c = { a, b, inner: tokenizer.count(text.slice(a, b)) };
+  else c = { a, b, inner: tokenizer.count(text.slice(a, b)), head: text.slice(0, a), tail: text.slice(b) };
   if (cache.size >= MAX_ENTRIES) cache.clear();
   cache.set(text, c);
   return c;
 }
 
-/** Token count of `texts.join('')`, equal to `tokenizer.count` of the joined text. */
-export function countJoined(tokenizer: Tokenizer, texts: readonly string[]): number {
-  if (!(tokenizer instanceof BpeTokenizer)) return tokenizer.count(texts.join(''));
+/** A run of texts with `sep` between consecutive ones: `units.join(sep)`, counted unit by unit. */
+export interface ListPiece {
+  units: readonly string[];
+  sep: string;
+}
+
+/** A piece of a message for countJoined: a text, or a list of texts with a separator. */
+export type CountPiece = string | ListPiece;
+
+/** The text a piece stands for. */
+export function pieceText(p: CountPiece): string {
+  return typeof p === 'string' ? p : p.units.join(p.sep);
+}
+
+/** Token count of the pieces' texts joined, equal to `tokenizer.count` of the joined text. */
+export function countJoined(tokenizer: Tokenizer, texts: readonly CountPiece[]): number {
+  if (!(tokenizer instanceof BpeTokenizer)) return tokenizer.count(texts.map(pieceText).join(''));
   let cache = caches.get(tokenizer);
   if (!cache) {
-    cache = { parts: new Map(), glue: new Map() };
+    cache = { parts: new Map(), glue: { n: -1 }, nodes: 0 };
     caches.set(tokenizer, cache);
   }
-  let total = 0;
-  let glue = '';
-  for (const t of texts) {
-    const c = t.length >= MIN_PART ? cutsOf(tokenizer, cache.parts, t) : NONE;
-    if (c.a < 0) {
-      glue += t;
-      continue;
-    }
-    glue += t.slice(0, c.a);
-    if (glue) total += countGlue(tokenizer, cache.glue, glue);
-    total += c.inner;
-    glue = t.slice(c.b);
+  if (cache.nodes >= MAX_ENTRIES) {
+    cache.glue = { n: -1 };
+    cache.nodes = 0;
   }
-  if (glue) total += countGlue(tokenizer, cache.glue, glue);
+  const root = cache.glue;
+  const c0 = cache;
+  let total = 0;
+  // The glue being gathered: its pieces, its length, and its node in the trie.
+  const pieces: string[] = [];
+  let length = 0;
+  let node = root;
+  const add = (piece: string) => {
+    if (!piece) return;
+    pieces.push(piece);
+    length += piece.length;
+    if (length > MAX_GLUE_KEY) return; // counted joined at the flush; not worth a trie path
+    let next = node.next;
+    if (!next) node.next = next = new Map();
+    let child = next.get(piece);
+    if (!child) {
+      child = { n: -1 };
+      next.set(piece, child);
+      c0.nodes++;
+    }
+    node = child;
+  };
+  const flush = () => {
+    if (!pieces.length) return;
+    if (length > MAX_GLUE_KEY) total += tokenizer.count(pieces.join(''));
+    else {
+      if (node.n < 0) node.n = tokenizer.engine.count(pieces.join(''));
+      total += node.n;
+    }
+    pieces.length = 0;
+    length = 0;
+    node = root;
+  };
+  const part = (t: string) => {
+    const c = t.length >= MIN_PART ? cutsOf(tokenizer, c0.parts, t) : NONE;
+    if (c.a < 0) {
+      add(t);
+      return;
+    }
+    add(c.head);
+    flush();
+    total += c.inner;
+    add(c.tail);
+  };
+  for (const t of texts) {
+    if (typeof t === 'string') part(t);
+    else
+      for (let i = 0; i < t.units.length; i++) {
+        if (i > 0) add(t.sep);
+        part(t.units[i]);
+      }
+  }
+  flush();
   return total;
 }

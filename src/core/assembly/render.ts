@@ -19,6 +19,8 @@ import type { SlotConfig } from '../config/schema';
 import type { MessagePart, RenderedMessage, Role, SlotKind, SlotUse, TemplateDoc, TemplateNode } from '../types';
 import type { WorkItem } from './item';
 import type { Envelope, EnvelopeKind } from './envelope';
+import type { CountPiece, ListPiece } from './countParts';
+import { pieceText } from './countParts';
 import { envelopeFor, sourcesOf } from './envelope';
 import { escapeUntrusted } from './escape';
 
@@ -55,12 +57,17 @@ type Value =
 
 const ITEM_FIELDS = new Set(['id', 'text', 'title', 'role', 'at', 'source', 'source_type', 'version', 'authority', 'relevance', 'published_at', 'expires_at', 'tenant', 'sources', 'score']);
 
+/** A part, or (when counting only) a slot's items as one list piece with empty `text`. */
+interface BufPart extends MessagePart {
+  list?: ListPiece;
+}
+
 class PartBuffer {
-  readonly parts: MessagePart[] = [];
+  readonly parts: BufPart[] = [];
   push(text: string, slot?: string, itemId?: string, untrusted?: boolean): void {
     if (!text) return;
     const last = this.parts[this.parts.length - 1];
-    if (last && last.slot === slot && last.itemId === itemId && !!last.untrusted === !!untrusted) {
+    if (last && !last.list && last.slot === slot && last.itemId === itemId && !!last.untrusted === !!untrusted) {
       last.text += text;
       return;
     }
@@ -72,6 +79,10 @@ class PartBuffer {
   }
   append(parts: readonly MessagePart[]): void {
     for (const p of parts) this.push(p.text, p.slot, p.itemId, p.untrusted);
+  }
+  /** Counting only (Renderer.renderTexts): a slot's items without a part per item. */
+  pushList(list: ListPiece, slot: string): void {
+    if (list.units.length) this.parts.push({ text: '', slot, list });
   }
 }
 
@@ -101,12 +112,33 @@ function trimTexts(parts: readonly MessagePart[]): string[] {
 }
 
 /**
+ * The pieces `trimTexts` would leave, with lists kept whole where trimming does not reach them.
+ * When it does (a list first or last in the message), the lists are spelled out and trimmed as
+ * texts: the same joined text either way.
+ */
+function trimPieces(parts: readonly BufPart[]): CountPiece[] {
+  let i = 0;
+  let j = parts.length;
+  while (i < j && !parts[i].list && !parts[i].text.trimStart()) i++;
+  while (j > i && !parts[j - 1].list && !parts[j - 1].text.trimEnd()) j--;
+  if (i === j) return [];
+  if (parts[i].list || parts[j - 1].list) return trimTexts(parts.map((p) => (p.list ? { text: pieceText(p.list) } : p)));
+  const out = new Array<CountPiece>(j - i);
+  for (let k = i; k < j; k++) out[k - i] = parts[k].list ?? parts[k].text;
+  out[0] = (out[0] as string).trimStart();
+  out[out.length - 1] = (out[out.length - 1] as string).trimEnd();
+  return out;
+}
+
+/**
  * Escaped texts and envelopes by item, each with the settings it was made for. Items are not
  * changed once the stages have built them (index.ts, stageMemo), so these stay valid for as long
  * as the item lives.
  */
 const escapedTexts = new WeakMap<WorkItem, { key: string; value: string }>();
 const itemEnvelopes = new WeakMap<WorkItem, { key: string; value: Envelope }>();
+/** An item's whole text in a bare `{{slot}}` (envelope, text, close), for counting; see unitOf. */
+const itemUnits = new WeakMap<WorkItem, { key: string; value: string }>();
 
 export class Renderer {
   /** This renderer's own lookups (one per item per probe), in front of the shared caches. */
@@ -114,6 +146,10 @@ export class Renderer {
   private readonly envelopes = new Map<WorkItem, Envelope>();
   private readonly selfWrapped = new Set<string>();
   private readonly keys = new Map<SlotState, { escape: string; envelope: string }>();
+  /** unitOf by item, wrapped and bare (one slot can be used both ways). */
+  private readonly units = [new Map<WorkItem, string>(), new Map<WorkItem, string>()];
+  /** Set while renderTexts walks: bare list slots become list pieces. */
+  private counting = false;
 
   constructor(
     private readonly template: TemplateDoc,
@@ -142,13 +178,41 @@ export class Renderer {
    * messages as `render` gives, without joining their content (the fit step renders once per probe
    * and needs only the counts; see countParts.ts).
    */
-  renderTexts(kept: ReadonlyMap<string, readonly WorkItem[]>): string[][] {
-    const messages: string[][] = [];
-    this.walk(kept, (_role, parts) => {
-      const texts = trimTexts(parts);
-      if (texts.length) messages.push(texts);
-    });
+  renderTexts(kept: ReadonlyMap<string, readonly WorkItem[]>): CountPiece[][] {
+    const messages: CountPiece[][] = [];
+    this.counting = true;
+    try {
+      this.walk(kept, (_role, parts) => {
+        const texts = trimPieces(parts);
+        if (texts.length) messages.push(texts);
+      });
+    } finally {
+      this.counting = false;
+    }
     return messages;
+  }
+
+  /**
+   * What writeValue writes for one item of a bare `{{slot}}` (without the separator), as one
+   * string made once per item and settings: the same string object every probe, so its cuts and
+   * count are looked up, not recomputed (countParts.ts).
+   */
+  private unitOf(item: WorkItem, slot: SlotState, wrap: boolean): string {
+    const local = this.units[wrap ? 1 : 0];
+    let value = local.get(item);
+    if (value !== undefined) return value;
+    const key = `${wrap ? this.keysOf(slot).envelope : this.keysOf(slot).escape}\u0000${wrap}\u0000${slot.untrusted}`;
+    const hit = itemUnits.get(item);
+    if (hit !== undefined && hit.key === key) value = hit.value;
+    else {
+      if (wrap) {
+        const env = this.envelopeOf(item, slot);
+        value = env.open + trimLineBreaks(this.textOf(item, slot)) + env.close;
+      } else value = this.textOf(item, slot);
+      itemUnits.set(item, { key, value });
+    }
+    local.set(item, value);
+    return value;
   }
 
   private walk(kept: ReadonlyMap<string, readonly WorkItem[]>, emit: (role: Role, parts: MessagePart[]) => void): void {
@@ -354,6 +418,13 @@ export class Renderer {
     const slot = v.slot;
     const items = kept.get(slot.name) ?? [];
     const wrap = !!slot.label && !this.selfWrapped.has(`${slot.name}@${at}`);
+    if (this.counting && frames.length === 0) {
+      // The same text as the pushes below; one piece instead of up to four parts per item.
+      const units = new Array<string>(items.length);
+      for (let i = 0; i < items.length; i++) units[i] = this.unitOf(items[i], slot, wrap);
+      out.pushList({ units, sep: ITEM_SEPARATOR }, slot.name);
+      return;
+    }
     items.forEach((item, i) => {
       if (i > 0) out.push(ITEM_SEPARATOR, slot.name);
       if (wrap) {
