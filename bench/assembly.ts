@@ -8,21 +8,12 @@
 import { assemble } from '../src/core/assembly';
 import { ContextConfigSchema } from '../src/core/config/schema';
 import { getTokenizer } from '../src/core/tokens';
+import { prng } from './tokens/corpus';
 import type { FixtureDoc, FixtureItem, Span, TemplateDoc, TemplateNode, Tokenizer } from '../src/core/types';
 
 const SIZES = [100, 1_000, 10_000];
 const RUNS = 7;
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = (
   'sdk retry retries request requests rate limit response 429 post idempotency key keys backoff exponential jitter ' +

@@ -215,26 +215,10 @@ export function pieceEndO200k(s: string, i: number, n: number): number {
     if ((e = o200kAlt2(s, i, n)) >= 0) return e;
   }
   // `\p{N}{1,3}`
-  if (c0 === NUM) {
-    e = i + width(x0);
-    for (let k = 1; k < 3 && e < n; k++) {
-      const x = infoAt(s, e);
-      if ((x & 15) !== NUM) break;
-      e += width(x);
-    }
-    return e;
-  }
+  if (c0 === NUM) return digitsEnd(s, i, n, x0);
   // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-  const j = s.charCodeAt(i) === 0x20 ? i + 1 : i;
-  if (j < n && SET_Q & bit(infoAt(s, j) & 15)) {
-    e = runEnd(s, j, n, SET_Q);
-    while (e < n) {
-      const c = s.charCodeAt(e);
-      if (c !== 10 && c !== 13 && c !== 0x2f) break;
-      e++;
-    }
-    return e;
-  }
+  e = punctuationEnd(s, i, n, true);
+  if (e >= 0) return e;
   if (b0 & SET_SPACE) return whitespaceEnd(s, i, n, true);
   return i + width(x0); // unreachable: every class is covered above
 }
@@ -256,26 +240,10 @@ export function pieceEndCl100k(s: string, i: number, n: number): number {
     return runEnd(s, i, n, SET_L);
   }
   // `\p{N}{1,3}`
-  if (c0 === NUM) {
-    e = i + width(x0);
-    for (let k = 1; k < 3 && e < n; k++) {
-      const x = infoAt(s, e);
-      if ((x & 15) !== NUM) break;
-      e += width(x);
-    }
-    return e;
-  }
+  if (c0 === NUM) return digitsEnd(s, i, n, x0);
   // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
-  const j = s.charCodeAt(i) === 0x20 ? i + 1 : i;
-  if (j < n && SET_Q & bit(infoAt(s, j) & 15)) {
-    e = runEnd(s, j, n, SET_Q);
-    while (e < n) {
-      const c = s.charCodeAt(e);
-      if (c !== 10 && c !== 13) break;
-      e++;
-    }
-    return e;
-  }
+  e = punctuationEnd(s, i, n, false);
+  if (e >= 0) return e;
   if (b0 & SET_SPACE) return whitespaceEnd(s, i, n, true);
   return i + width(x0);
 }
@@ -331,4 +299,31 @@ export function isSafeCut(s: string, p: number): boolean {
   }
   const before = infoAt(s, p - 1) & 15;
   return before === LU || before === LL || before === LO || before === NUM;
+}
+
+/** End of `\p{N}{1,3}` starting at i, whose first character's info is x0. */
+function digitsEnd(s: string, i: number, n: number, x0: number): number {
+  let e = i + width(x0);
+  for (let k = 1; k < 3 && e < n; k++) {
+    const x = infoAt(s, e);
+    if ((x & 15) !== NUM) break;
+    e += width(x);
+  }
+  return e;
+}
+
+/**
+ * End of ` ?[^\s\p{L}\p{N}]+[\r\n]*` starting at i (o200k_base also takes `/` in the trailing
+ * class), or -1 when the pattern does not match there.
+ */
+function punctuationEnd(s: string, i: number, n: number, slash: boolean): number {
+  const j = s.charCodeAt(i) === 0x20 ? i + 1 : i;
+  if (j >= n || !(SET_Q & bit(infoAt(s, j) & 15))) return -1;
+  let e = runEnd(s, j, n, SET_Q);
+  while (e < n) {
+    const c = s.charCodeAt(e);
+    if (c !== 10 && c !== 13 && !(slash && c === 0x2f)) break;
+    e++;
+  }
+  return e;
 }
