@@ -73,8 +73,11 @@ export class DiagnosticsPublisher {
     private readonly ctx: DiagnosticContext,
     private readonly send: (target: PublishTarget) => void,
     private readonly versionOf: (path: string) => number | undefined,
-    /** True while a source's analysis is out of date (an edit or a dependency change is pending). */
-    private readonly isPending: (sourceUri: string) => boolean = () => false,
+    /**
+     * True while a source's analysis is out of date (an edit or a dependency change is pending)
+     * and so must not speak next to `ownUri`, the target file's own analysis.
+     */
+    private readonly isPending: (sourceUri: string, ownUri: string) => boolean = () => false,
   ) {}
 
   /** Replaces everything `sourceUri`'s analysis reported. `ownPath` always gets a publication. */
@@ -134,7 +137,7 @@ export class DiagnosticsPublisher {
     const out: Diagnostic[] = [];
     const own = this.own.get(path);
     for (const [source, c] of this.byTarget.get(path) ?? []) {
-      if (own !== undefined && source !== own && this.isPending(source)) continue;
+      if (own !== undefined && source !== own && this.isPending(source, own)) continue;
       for (const d of c.diagnostics) {
         const key = `${d.code}|${d.range.start.line}:${d.range.start.character}-${d.range.end.line}:${d.range.end.character}|${d.message}`;
         if (seen.has(key)) continue;

@@ -28,7 +28,7 @@ import type {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Analysis, AnalyzeOptions, TemplateAnalysis } from '../core/analyze';
 import { analyzeFile, classifyFile } from '../core/analyze';
-import type { Span } from '../core/types';
+import type { Finding, Span } from '../core/types';
 import type { InitializationOptions, ModelsResult, ServerSettings, StatusParams } from '../protocol/lsp';
 import {
   AssembleRequest,
@@ -147,7 +147,9 @@ export function startServer(connection: Connection): void {
       const uri = service.uriOfPath(p);
       return uri ? service.document(uri)?.version : undefined;
     },
-    (source) => !service.isFresh(source),
+    // Scan sources (closed files) speak next to each other, never next to an open file's own
+    // analysis, which is always newer.
+    (source, own) => (source.startsWith('scan:') ? !own.startsWith('scan:') : !service.isFresh(source)),
   );
 
   // Lens refreshes are coalesced: one request after a burst of analyses.
@@ -165,11 +167,65 @@ export function startServer(connection: Connection): void {
     if (entry.ms > 250) log(`analysis of ${doc.path} (version ${doc.version}) took ${Math.round(entry.ms)} ms`);
     if (!entry.error || entry.analysis === undefined) {
       publisher.setFindings(doc.uri, doc.path, entry.error ? [] : (entry.analysis?.findings ?? []), resolvePath);
+      // The open file's own analysis now speaks for it: retire what the scan said from it.
+      if (scanned.delete(doc.path)) publisher.removeSource(`scan:${doc.path}`, doc.path);
     }
     const status = statusOf(entry.analysis, doc.uri, doc.version);
     if (status) void connection.sendNotification(StatusNotification.type, status);
     queueLensRefresh();
   });
+
+  // -------------------------------------------------------------------------
+  // Workspace scan: diagnostics for files that are not open, so that opening a folder shows its
+  // problems in the Problems panel (as `ctxlens check` would). Each closed file is analysed as its
+  // own source `scan:<path>`; once the file is open its own analysis takes over (the publisher
+  // hides a pending source's findings next to the file's own). One file per event-loop turn, so
+  // requests are answered in between; a bounded number of files.
+  // -------------------------------------------------------------------------
+
+  const MAX_SCANNED_FILES = 2_000;
+  const scanned = new Set<string>();
+  let scanTimer: NodeJS.Timeout | undefined;
+  let scanRun = 0;
+
+  function scheduleScan(delayMs = 300): void {
+    if (scanTimer) clearTimeout(scanTimer);
+    scanTimer = setTimeout(() => {
+      scanTimer = undefined;
+      void scanWorkspace();
+    }, delayMs);
+  }
+
+  async function scanWorkspace(): Promise<void> {
+    const run = ++scanRun;
+    const files = new Set<string>();
+    for (const root of host.roots) {
+      for (const pattern of ['**/*.prompt', '**/*.prompty', '**/*.context.yaml', '**/*.context.yml', '**/*.fixture.yaml', '**/*.fixture.yml', '**/*.fixture.json']) {
+        for (const f of host.glob(root, pattern)) if (files.size < MAX_SCANNED_FILES) files.add(f);
+      }
+    }
+    for (const gone of [...scanned].filter((f) => !files.has(f))) {
+      scanned.delete(gone);
+      publisher.removeSource(`scan:${gone}`, gone);
+    }
+    for (const f of [...files].sort()) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (run !== scanRun) return; // a newer scan started
+      const uri = uris.uriOf(f);
+      if (docs.has(uri)) continue; // open: its own analysis speaks for it
+      const bytes = host.size(f);
+      const kind = classifyFile(f);
+      let findings: readonly Finding[] = [];
+      try {
+        const a = kind && bytes !== undefined && bytes > settings.maxFileSize ? lightAnalysis(f, kind, bytes, settings.maxFileSize) : analyzeFile(host, f, optionsFor(f));
+        findings = a?.findings ?? [];
+      } catch (e) {
+        log(`workspace scan of ${f} failed: ${(e as Error).message}`);
+      }
+      scanned.add(f);
+      publisher.setFindings(`scan:${f}`, f, findings, resolvePath);
+    }
+  }
 
   // -------------------------------------------------------------------------
   // Lifecycle and settings
@@ -218,14 +274,17 @@ export function startServer(connection: Connection): void {
       const changed = JSON.stringify(next) !== JSON.stringify(settings);
       settings = next;
       host.maxFileSize = settings.maxFileSize;
-      if (changed) service.invalidateAll();
+      if (changed) {
+        service.invalidateAll();
+        if (scanRun > 0) scheduleScan();
+      }
     } catch (e) {
       log(`reading settings failed: ${String(e)}`);
     }
   }
 
   connection.onInitialized(() => {
-    void pullSettings();
+    void pullSettings().then(() => scheduleScan(0));
     if (caps.watchers) {
       void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: WATCH_GLOB }] }).catch(() => undefined);
     }
@@ -260,6 +319,7 @@ export function startServer(connection: Connection): void {
       settings = mergeSettings(settings, raw);
       host.maxFileSize = settings.maxFileSize;
       service.invalidateAll();
+      scheduleScan();
     }
   });
 
@@ -295,6 +355,8 @@ export function startServer(connection: Connection): void {
     uris.forget(p);
     service.close(td.uri);
     publisher.removeSource(td.uri, p);
+    // The closed file (and what it touched) goes back to the scan's care.
+    scheduleScan();
   });
 
   connection.onDidChangeWatchedFiles(({ changes }) => {
@@ -307,6 +369,7 @@ export function startServer(connection: Connection): void {
       if (host.hasOverlay(p)) continue;
       service.fileChanged(p, createdOrDeleted && classifyFile(p) !== undefined);
     }
+    if (changes.length) scheduleScan();
   });
 
   // -------------------------------------------------------------------------
