@@ -15,6 +15,7 @@ import {
   openFile,
   paletteHasCommand,
   poll,
+  problemCounts,
   runCommand,
   screenshot,
   startWorkbench,
@@ -117,6 +118,14 @@ describe('Context Lens in a real VS Code workbench (code-server)', () => {
     const check = ctxlensJson(['check', 'examples/defects', '--format', 'json']);
     const cliRules = new Set<string>(check.files.flatMap((f: any) => f.diagnostics.map((d: any) => d.rule)));
     for (const rule of Object.keys(perRule)) expect(cliRules.has(rule)).toBe(true);
+    // The workspace scan covers files nobody opened: the status bar counts equal `ctxlens check`
+    // on the whole examples/ folder (the smoke template adds only an info).
+    const all = ctxlensJson(['check', 'examples', '--format', 'json']).summary;
+    const counts = await poll('Problems to match ctxlens check examples/', async () => {
+      const c = await problemCounts(wb.page);
+      return c.errors === all.errors && c.warnings === all.warnings ? c : undefined;
+    }, { timeoutMs: 45_000 });
+    expect(counts).toMatchObject({ errors: all.errors, warnings: all.warnings });
   }, 180_000);
 
   it('shows token code lenses whose request total agrees with the trace of ctxlens assemble', async () => {
