@@ -3,12 +3,15 @@
  * text value) with its slot, stable id, token count and content hash. Stages never mutate the
  * fixture; they build and filter arrays of these.
  */
-import type { FixtureItem, OmitReason, Role, Span } from '../types';
+import type { FixtureItem, OmitReason, Span } from '../types';
 import { sha256 } from './sha256';
 import type { Fingerprint } from './fingerprint';
 import { fingerprint } from './fingerprint';
 
-export interface WorkItem {
+/** Metadata a work item carries over from its fixture item unchanged. */
+type ItemMetadata = Pick<FixtureItem, 'role' | 'at' | 'title' | 'source' | 'source_type' | 'version' | 'authority' | 'relevance' | 'published_at' | 'expires_at' | 'tenant' | 'meta'>;
+
+export interface WorkItem extends ItemMetadata {
   slot: string;
   /** Position in the fixture list (0 for a text value): the tie-breaker of every ordering. */
   index: number;
@@ -22,18 +25,6 @@ export interface WorkItem {
   sha256?: string;
   /** Normalized-text hash and word sketch (fingerprint.ts), computed once for dedup and novelty. */
   fp?: Fingerprint;
-  role?: Role;
-  at?: string;
-  title?: string;
-  source?: string;
-  source_type?: string;
-  version?: string;
-  authority?: number;
-  relevance?: number;
-  published_at?: string;
-  expires_at?: string;
-  tenant?: string;
-  meta: Record<string, unknown>;
   /** Sources of items merged into this one by deduplication (not including its own). */
   merged: string[];
   /** Ids of items merged into this one. */
