@@ -1,0 +1,55 @@
+/**
+ * The contract of the template engines: what the runtime that owns a format (dotprompt for
+ * `.prompt`, Prompty for `.prompty`) would render for the given data, as messages of text and
+ * media parts, plus located findings for whatever cannot be rendered faithfully.
+ *
+ * Engines know nothing of slots, budgets or envelopes. The assembly (assembly/render.ts) prepares
+ * the data: plain JSON-like values (strings, numbers, booleans, null, arrays, objects). A value may
+ * also be an object or array whose class overrides `toString` (see `isStringable`): it prints as
+ * that string, like a Python object with `__str__`, and its own enumerable properties are its
+ * fields. Engines never call anything else on the values they are given.
+ */
+import type { Span } from '../types';
+
+/** A part of a rendered message. */
+export type EnginePart =
+  | { type: 'text'; text: string }
+  /** dotprompt `{{media url=… contentType=…}}`, Prompty `![alt](url)` in a message. */
+  | { type: 'media'; url: string; contentType?: string }
+  /** dotprompt `{{section "name"}}`: a pending part the caller fills (Genkit's `purpose`). */
+  | { type: 'section'; name: string };
+
+export interface EngineMessage {
+  /** The role exactly as the runtime names it (`model` in dotprompt, `function` in Prompty, …). */
+  role: string;
+  parts: EnginePart[];
+  /** dotprompt: `history` for messages that came from `data.messages`. */
+  purpose?: string;
+  /** Prompty: the `role[key=value]:` arguments of the boundary line. */
+  args?: Record<string, string | number | boolean>;
+}
+
+export interface EngineIssue {
+  /** `unsupported-feature`: the runtime would render this, but the engine cannot do it faithfully;
+   *  `template-invalid`: the runtime itself would refuse the template (syntax or render error). */
+  rule: 'unsupported-feature' | 'template-invalid';
+  message: string;
+  /** Offsets into the `source` string the engine was given (the template's body or whole file, per engine). */
+  span: Span;
+}
+
+export interface EngineResult {
+  /** The whole rendered text before it was split into messages (markers included), for debugging and tests. */
+  rendered: string;
+  messages: EngineMessage[];
+  issues: EngineIssue[];
+}
+
+/** A value that prints as its own `toString()` (an object or array whose class overrides it). */
+export function isStringable(v: unknown): v is { toString(): string } {
+  if (v === null || typeof v !== 'object') return false;
+  const proto = Object.getPrototypeOf(v);
+  if (proto === Object.prototype || proto === null) return false;
+  if (Array.isArray(v)) return proto !== Array.prototype && v.toString !== Array.prototype.toString;
+  return typeof (v as { toString?: unknown }).toString === 'function' && (v as object).toString !== Object.prototype.toString;
+}
