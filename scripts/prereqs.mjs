@@ -2,7 +2,8 @@
 // Installs what the test tiers and the demo need beyond `npm ci`, idempotently and fast when all is
 // present: Debian's chromium (webview and end-to-end tiers), the native build tools code-server's
 // install needs (libkrb5-dev, pkg-config, make, g++, python3), and the pinned code-server + Node 24 in
-// .cache/code-server/ (see scripts/code-server.mjs). Called by `npm test` (scripts/test.mjs) and by
+// .cache/code-server/ (see scripts/code-server.mjs), and Python's jinja2 as the oracle of the Jinja
+// differential tests. Called by `npm test` (scripts/test.mjs) and by
 // `npm start` (without chromium). Usage: node scripts/prereqs.mjs [--no-chromium]
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -47,11 +48,16 @@ function aptInstall(pkgs, log) {
   }
 }
 
+/** Whether python3 can import a module. */
+export function pythonHas(mod) {
+  return spawnSync('python3', ['-c', `import ${mod}`], { stdio: 'ignore' }).status === 0;
+}
+
 /**
  * Ensures every prerequisite; returns what it did. `chromium: false` is for the demo, which needs
  * only code-server.
  */
-export async function ensurePrereqs({ chromium = true, log = console.log } = {}) {
+export async function ensurePrereqs({ chromium = true, oracles = chromium, log = console.log } = {}) {
   const t0 = Date.now();
   const did = [];
   const missing = missingAptPackages({ chromium });
@@ -59,6 +65,13 @@ export async function ensurePrereqs({ chromium = true, log = console.log } = {})
     log(`prereqs: installing system packages: ${missing.join(' ')}`);
     aptInstall(missing, log);
     did.push(`apt: ${missing.join(' ')}`);
+  }
+  // Test oracles in Python: jinja2 (Prompty's renderer) from the machine's package index.
+  if (oracles && !pythonHas('jinja2')) {
+    log('prereqs: installing the Python oracle packages: jinja2==3.1.6');
+    const r = spawnSync('python3', ['-m', 'pip', 'install', '--quiet', 'jinja2==3.1.6'], { stdio: 'inherit' });
+    if (r.status !== 0 || !pythonHas('jinja2')) throw new Error('pip install jinja2 failed; the Jinja differential tests need it');
+    did.push('pip: jinja2');
   }
   const { codeServer, node } = pinnedVersions();
   if (await ensureCodeServer({ log: (m) => log(`prereqs: ${m}`) })) did.push(`code-server ${codeServer} + node ${node}`);

@@ -2,11 +2,19 @@
 // `npm test`: builds the project, makes sure the prerequisites of every test tier are installed
 // (see scripts/prereqs.mjs), then runs all tiers with vitest. Extra arguments go to vitest.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
   if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+// A fresh clone has no node_modules: install the locked dependencies first (also when the lockfile
+// changed since the last install), so `npm test` alone is enough on a new machine.
+const installed = 'node_modules/.package-lock.json';
+if (!existsSync(installed) || statSync('package-lock.json').mtimeMs > statSync(installed).mtimeMs) {
+  console.log('test: installing the locked npm dependencies (npm ci)');
+  run(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['ci', '--no-audit', '--no-fund']);
 }
 
 run(process.execPath, ['esbuild.js']);
