@@ -317,9 +317,16 @@ export function budgetTable(r: BudgetReport): string {
   out += line('input allocated', '', fmtNum(r.inputAllocated));
   out += line('output reserve', '', fmtNum(r.output));
   out += line('safety margin', '', fmtNum(r.margin));
-  out += line('total', '', fmtNum(r.total));
+  out += r.limits ? line('input + margin', '', fmtNum(r.inputAllocated + r.margin)) : line('total', '', fmtNum(r.total));
   out += line(r.limits ? 'input limit' : 'window', '', fmtNum(r.limits ? r.limits.input : r.window));
-  out += `\n${r.slots.map((s) => fmtNum(s.budget ?? 0)).join(' + ')} = ${fmtNum(r.inputAllocated)} input + ${fmtNum(r.output)} output + ${fmtNum(r.margin)} margin = ${fmtNum(r.total)} ${r.fits ? '<=' : '>'} ${fmtNum(r.window)}: ${r.fits ? 'fits' : `over by ${fmtNum(r.overBy)}`}\n`;
+  const sum = r.slots.length ? `${r.slots.map((s) => fmtNum(s.budget ?? 0)).join(' + ')} = ` : '';
+  if (r.limits) {
+    // Separate limits: the input side against the input limit, the output reserve against the output limit.
+    const input = r.inputAllocated + r.margin;
+    out += `\n${sum}${fmtNum(r.inputAllocated)} input + ${fmtNum(r.margin)} margin = ${fmtNum(input)} ${input <= r.limits.input ? '<=' : '>'} ${fmtNum(r.limits.input)} input limit; ${fmtNum(r.output)} output ${r.output <= r.limits.output ? '<=' : '>'} ${fmtNum(r.limits.output)} output limit: ${r.fits ? 'fits' : `over by ${fmtNum(r.overBy)}`}\n`;
+  } else {
+    out += `\n${sum}${fmtNum(r.inputAllocated)} input + ${fmtNum(r.output)} output + ${fmtNum(r.margin)} margin = ${fmtNum(r.total)} ${r.fits ? '<=' : '>'} ${fmtNum(r.window)}: ${r.fits ? 'fits' : `over by ${fmtNum(r.overBy)}`}\n`;
+  }
   out += `(${r.tokenizer}${r.exact ? '' : ', estimate'}${r.model ? `, ${r.model}` : ''})\n`;
   return out;
 }

@@ -142,11 +142,16 @@ function fromEntry(name: string, e: Partial<ModelEntry>): ModelInfo {
  * (`openai/`, `models/`), a fine-tune wrapper (`ft:gpt-4o-mini-2024-07-18:org::id`), or a
  * snapshot suffix (`-2024-08-06`, `-20241022`, `-0613`, `-001`, `-latest`, `-preview-05-20`).
  */
+/** A `${env:NAME}` reference (Prompty), which is never read: the model is unresolved. */
+export const ENV_REFERENCE = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::[^}]*)?\}$/;
+
 function candidates(name: string): string[] {
   let n = name.trim().toLowerCase();
   const ft = /^ft:([^:]+):/.exec(n);
   if (ft) n = ft[1];
-  n = n.replace(/^(?:openai|anthropic|google|models)\//, '');
+  // Provider prefixes as Genkit, LiteLLM and the SDKs write them: googleai/gemini-2.5-flash,
+  // vertexai/gemini-2.5-pro, openai/gpt-4o, anthropic/claude-sonnet-4-5, models/gemini-1.5-pro.
+  for (let k = 0; k < 3; k++) n = n.replace(/^(?:openai|anthropic|google|googleai|vertexai|vertex_ai|gemini|azure|azure_openai|azureopenai|bedrock|models|publishers\/[a-z]+\/models)\//, '');
   const out = [n];
   const stripped = n
     .replace(/-\d{4}-\d{2}-\d{2}$/, '')

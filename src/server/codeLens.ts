@@ -7,7 +7,7 @@
 import type { CodeLens, Command } from 'vscode-languageserver';
 import type { ConfigAnalysis, FixtureAnalysis, SlotSummary, TemplateAnalysis } from '../core/analyze';
 import type { FixtureItem, Span } from '../core/types';
-import { equation, num, pct, plural, requestTotals, tok, trustLabel } from './format';
+import { equation, num, pct, plural, requestEquation, requestTotals, tok, trustLabel } from './format';
 import { itemVerdicts } from './items';
 import type { EntryView } from './analysisService';
 
@@ -52,16 +52,15 @@ export function slotTitle(s: SlotSummary, a: TemplateAnalysis): string {
   return parts.join(' · ');
 }
 
-/** "request 7,140 / 8,000 tok · output reserve 1,200 · margin 800 · fixture sdk-retry · o200k_base" */
+/** "input 272 tok · + output 1,500 + margin 1,200 = 2,972 / 12,000 · fixture sdk-retry · o200k_base" */
 export function requestTitle(a: TemplateAnalysis): string {
   const tokenizer = `${a.tokenizer.name}${a.tokenizer.exact ? '' : ' estimate'}`;
   const fixture = a.fixture ? `fixture ${a.fixture.name}` : 'no fixture';
   if (a.assembly && !a.assembly.ok) return `request ✗ ${a.assembly.error ?? 'cannot be assembled'} · ${fixture} · ${tokenizer}`;
   const t = requestTotals(a);
   if (!t) return `request · no context config · ${tokenizer}`;
-  const over = t.fits ? '' : ` ✗ over by ${num(t.total - t.window)}`;
-  const head = t.assembled ? 'request' : 'allocated';
-  return `${head} ${tok(t.total, a.tokenizer.exact)} / ${num(t.window)} tok${over} · output reserve ${num(t.output)} · margin ${num(t.margin)} · ${fixture} · ${tokenizer}`;
+  const zero = a.config ? '' : ' · no context config';
+  return `${requestEquation(t, a.tokenizer.exact)} · ${fixture}${zero} · ${tokenizer}`;
 }
 
 export function templateLenses(a: TemplateAnalysis, view: EntryView, ctx: LensContext): CodeLens[] {

@@ -33,8 +33,12 @@ export interface RequestTotals {
   input: number;
   output: number;
   margin: number;
+  /** What is compared with `window`: input + output + margin, or input + margin under separate limits. */
   total: number;
+  /** The shared window, or the input limit when the endpoint has separate limits. */
   window: number;
+  /** Separate input and output limits, when the endpoint has them. */
+  limits?: { input: number; output: number };
   fits: boolean;
   /** True when `input` comes from an assembled fixture, false when it is the slots' allocation. */
   assembled: boolean;
@@ -46,17 +50,38 @@ export function requestTotals(a: TemplateAnalysis): RequestTotals | undefined {
   // Without a fixture the assembly holds the template text only: the allocation says more.
   const trace = a.fixture && a.assembly?.ok ? a.assembly.trace : undefined;
   const input = trace ? trace.input_tokens : b.inputAllocated;
+  if (b.limits) {
+    // Separate limits: the input side (with its margin) against the input limit, the output reserve against the output limit.
+    const total = input + b.margin;
+    return { input, output: b.output, margin: b.margin, total, window: b.limits.input, limits: b.limits, fits: total <= b.limits.input && b.output <= b.limits.output, assembled: !!trace };
+  }
   const total = input + b.output + b.margin;
-  return { input, output: b.output, margin: b.margin, total, window: b.window, fits: total <= b.window, assembled: !!trace };
+  return { input, output: b.output, margin: b.margin, total, window: b.window, fits: b.window > 0 && total <= b.window, assembled: !!trace };
+}
+
+/**
+ * The request first, then the equation: "input 272 tok · + output 1,500 + margin 1,200 = 2,972 / 12,000",
+ * or under separate limits "input 272 tok · + margin 100 = 372 / 6,000 input limit · output 1,000 / 1,000".
+ */
+export function requestEquation(t: RequestTotals, exact: boolean): string {
+  const head = `${t.assembled ? 'input' : 'allocated input'} ${tok(t.input, exact)} tok`;
+  if (t.limits) {
+    const over = t.total > t.limits.input ? ` ✗ over by ${num(t.total - t.limits.input)}` : '';
+    const outOver = t.output > t.limits.output ? ' ✗' : '';
+    return `${head} · + margin ${num(t.margin)} = ${tok(t.total, exact)} / ${num(t.limits.input)} input limit${over} · output ${num(t.output)} / ${num(t.limits.output)}${outOver}`;
+  }
+  const over = t.window > 0 && t.total > t.window ? ` ✗ over by ${num(t.total - t.window)}` : '';
+  return `${head} · + output ${num(t.output)} + margin ${num(t.margin)} = ${tok(t.total, exact)} / ${t.window > 0 ? num(t.window) : 'unknown window'}${over}`;
 }
 
 /** "6,000 input + 1,200 output + 800 margin = 8,000 / 8,000 ✓" */
 export function equation(b: BudgetReport): string {
   const exact = b.exact;
   const mark = b.fits ? '✓' : `✗ over by ${num(b.overBy)}`;
-  let s = `${tok(b.inputAllocated, exact)} input + ${num(b.output)} output + ${num(b.margin)} margin = ${tok(b.total, exact)} / ${num(b.window)} ${mark}`;
-  if (b.limits) s += ` · limits ${num(b.limits.input)} in / ${num(b.limits.output)} out`;
-  return s;
+  if (b.limits) {
+    return `${tok(b.inputAllocated, exact)} input + ${num(b.margin)} margin = ${tok(b.inputAllocated + b.margin, exact)} / ${num(b.limits.input)} input limit · output ${num(b.output)} / ${num(b.limits.output)} ${mark}`;
+  }
+  return `${tok(b.inputAllocated, exact)} input + ${num(b.output)} output + ${num(b.margin)} margin = ${tok(b.total, exact)} / ${num(b.window)} ${mark}`;
 }
 
 /** How a slot's budget was written and what it resolves to: "25% of 6,800 input = 1,700 tok". */

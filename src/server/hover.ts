@@ -83,8 +83,11 @@ function requestSection(a: TemplateAnalysis): string[] {
   const lines = [
     `**Request** ${t.assembled ? `with fixture ${code(a.fixture?.name ?? '')}` : '(allocated budgets, no fixture)'}`,
     '',
-    `${tok(t.input, exact)} input + ${num(t.output)} output reserve + ${num(t.margin)} margin = ${tok(t.total, exact)} / ${num(t.window)} ${t.fits ? '✓' : `✗ over by ${num(t.total - t.window)}`}`,
+    t.limits
+      ? `${tok(t.input, exact)} input + ${num(t.margin)} margin = ${tok(t.total, exact)} / ${num(t.limits.input)} input limit ${t.total <= t.limits.input ? '✓' : `✗ over by ${num(t.total - t.limits.input)}`}; output reserve ${num(t.output)} / ${num(t.limits.output)} output limit ${t.output <= t.limits.output ? '✓' : '✗'}`
+      : `${tok(t.input, exact)} input + ${num(t.output)} output reserve + ${num(t.margin)} margin = ${tok(t.total, exact)} / ${num(t.window)} ${t.fits ? '✓' : `✗ over by ${num(t.total - t.window)}`}`,
   ];
+  if (!a.config) lines.push('', 'No context config: the window and output reserve come from the model registry and the front matter; trust is unknown. Run **Create context config** (quick fix) or `ctxlens init`.');
   if (a.assembly && !a.assembly.ok) lines.push('', `Assembly failed: ${a.assembly.error ?? 'required slots overflow'}`);
   return lines;
 }

@@ -46,7 +46,7 @@ import { actionsFor } from './codeActions';
 import { configLenses, fixtureLenses, templateLenses } from './codeLens';
 import { configCompletions, fixtureCompletions, templateCompletions } from './completion';
 import { DiagnosticsPublisher } from './diagnostics';
-import { equation, requestTotals } from './format';
+import { equation, requestEquation, requestTotals } from './format';
 import { configHover, fixtureHover, templateHover } from './hover';
 import { lightAnalysis } from './light';
 import { modelChoices, tokenizerNames } from './models';
@@ -620,9 +620,7 @@ export function startServer(connection: Connection): void {
       window: totals?.window,
       fits: totals?.fits,
       fixture: t.fixture?.name,
-      detail: totals
-        ? `${totals.assembled ? 'request' : 'allocated'} ${totals.input} input + ${totals.output} output + ${totals.margin} margin = ${totals.total} / ${totals.window}`
-        : 'no context config',
+      detail: totals ? requestEquation(totals, t.tokenizer.exact) : 'no context config',
     };
   }
 }

@@ -95,7 +95,7 @@ export function fixtureSymbols(a: FixtureAnalysis, view: TextView): DocumentSymb
       }
     }
     const span = cover(key, [value.span, ...children.map((c) => ({ start: view.offsetAt(c.range.start), end: view.offsetAt(c.range.end) }))]);
-    const detail = value.type === 'items' ? `${value.items.length} items` : value.fileRef ? `file ${value.fileRef.value}` : 'text';
+    const detail = value.type === 'items' ? `${value.items.length} items` : value.type === 'data' ? (value.value === null ? 'null' : Array.isArray(value.value) ? 'list' : typeof value.value) : value.fileRef ? `file ${value.fileRef.value}` : 'text';
     out.push(sym(view, name, SymbolKind.Field, span, key, detail, children));
   }
   return out;
