@@ -16,7 +16,11 @@ import { resolveModel } from './models';
 import { budgetFindings, computeBudget } from './budget';
 import { assemble } from './assembly';
 import { applySeverities, finding } from './rules/registry';
-import { templateRules } from './rules/templateRules';
+import { configRules, templateRules } from './rules/templateRules';
+import { ContextConfigSchema } from './config/schema';
+import { SAMPLE_FIXTURE, requestSettings, sampleFixture, samplePath, templateDefaults } from './sample';
+import { readPartials } from './partials';
+import { ENV_REFERENCE } from './models';
 
 export type FileKind = 'template' | 'config' | 'fixture';
 
@@ -68,6 +72,8 @@ export interface TemplateAnalysis {
   findings: Finding[];
   /** Every file read for this analysis (config, fixtures, file references): re-analyse when one changes. */
   dependencies: string[];
+  /** Set when no context config applies: the request comes from the front matter, the registry and the sample. */
+  zeroConfig?: { config: ContextConfig; maxOutput?: number };
 }
 
 export interface ConfigAnalysis {
@@ -288,10 +294,15 @@ export function bindConfig(host: FileHost, template: TemplateDoc): Binding {
 
 /** Fixture files of a config (its `fixtures` globs) that feed this template, sorted by path. */
 export function fixturesFor(host: FileHost, templatePath: string, configPath: string | undefined, config: ContextConfig | undefined): string[] {
-  if (!config || !configPath) return [];
-  const dir = dirname(configPath);
   const found = new Set<string>();
-  for (const pattern of config.fixtures) for (const p of host.glob(dir, pattern)) if (classifyFile(p) === 'fixture') found.add(p);
+  if (config && configPath) {
+    const dir = dirname(configPath);
+    for (const pattern of config.fixtures) {
+      // An empty or absurd pattern matches nothing (the config schema reports it).
+      if (!pattern.trim() || pattern.length > 512) continue;
+      for (const p of host.glob(dir, pattern)) if (classifyFile(p) === 'fixture') found.add(p);
+    }
+  }
   const out: string[] = [];
   for (const p of [...found].sort()) {
     const named = fixtureTemplateRef(host, p);
@@ -300,6 +311,15 @@ export function fixturesFor(host: FileHost, templatePath: string, configPath: st
       if (r.path && r.path !== templatePath) continue;
     }
     out.push(p);
+  }
+  // A fixture whose `template:` names this template binds without any glob: beside the template or in a fixtures/ folder there.
+  const tdir = dirname(templatePath);
+  const near = [...host.glob(tdir, '*.fixture.{yaml,yml,json}'), ...host.glob(tdir, 'fixtures/*.fixture.{yaml,yml,json}')].filter((p) => !found.has(p)).sort();
+  for (const p of near) {
+    const named = fixtureTemplateRef(host, p);
+    if (!named) continue;
+    const r = resolveInWorkspace(host, p, named);
+    if (r.path === templatePath) out.push(p);
   }
   return out;
 }
@@ -318,9 +338,13 @@ function fixtureTemplateRef(host: FileHost, path: string): string | undefined {
   return readFixture(host, path)?.template?.value;
 }
 
-function pickFixture(list: string[], wanted: string | undefined, auto = true): string | undefined {
+function pickFixture(host: FileHost, list: string[], wanted: string | undefined, auto = true): string | undefined {
   if (!wanted) return auto ? list[0] : undefined;
-  return list.find((p) => p === wanted || p.endsWith('/' + wanted) || fixtureName(p) === wanted) ?? list[0];
+  const hit = list.find((p) => p === wanted || p.endsWith('/' + wanted) || fixtureName(p) === wanted);
+  if (hit) return hit;
+  // A fixture named explicitly (a path) is always used, whether or not a glob lists it.
+  if (classifyFile(wanted) === 'fixture' && host.size(wanted) !== undefined) return wanted;
+  return list[0];
 }
 
 function pickModel(name: string | undefined, config: ContextConfig | undefined): { name?: string; info?: ModelInfo } {
@@ -351,7 +375,14 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
   else if (cfgDoc) findings.push(...cfgDoc.findings);
 
   // Model: explicit option, then template front matter, then config, then the editor default.
-  const modelName = options.model ?? template.frontMatter?.model?.value ?? config?.model ?? options.defaultModel;
+  const settings = requestSettings(template);
+  if (settings.unresolved && !options.model && template.frontMatter?.model) {
+    const env = ENV_REFERENCE.exec(settings.unresolved);
+    findings.push(
+      finding('unknown-model', template.path, template.frontMatter.model.span, `The model is ${settings.unresolved}, ${env ? `the application's environment variable ${env[1]}` : 'a reference'}, which Context Lens never reads; counting for ${config?.model ?? options.defaultModel ?? `the ${FALLBACK_TOKENIZER} tokenizer`} instead (set contextLens.defaultModel or the config's model:).`, { severity: 'info' }),
+    );
+  }
+  const modelName = options.model ?? settings.model ?? config?.model ?? options.defaultModel;
   const model = pickModel(modelName, config);
   if (model.name && !model.info && !config?.tokenizer) {
     const span = modelSpan(template, cfgDoc, options);
@@ -382,22 +413,44 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
     findings,
     dependencies,
   };
-  if (!config || !cfgDoc) {
+  if (binding.config && (!config || !cfgDoc)) {
+    // A config exists but cannot be used (invalid): its findings say why; nothing is assembled.
     analysis.findings = finish(findings, undefined, options);
     return analysis;
   }
+  // Zero-config: the request settings come from the front matter and the model registry.
+  const zero = !config;
+  const effective: ContextConfig =
+    config ??
+    ContextConfigSchema.parse({
+      output: settings.maxOutput ?? model.info?.maxOutput ?? 0,
+      ...(model.info || !model.name ? {} : { window: 128_000 }),
+    });
+  if (zero) analysis.zeroConfig = { config: effective, ...(settings.maxOutput !== undefined ? { maxOutput: settings.maxOutput } : {}) };
 
-  const budget = computeBudget(config, { model: model.info, tokenizer: { name: tokenizer.name, exact } });
+  const budget = computeBudget(effective, { model: model.info, tokenizer: { name: tokenizer.name, exact } });
   analysis.budget = budget;
-  findings.push(...budgetFindings(budget, cfgDoc, model.info));
-  findings.push(...templateRules({ template, config, configDoc: cfgDoc, inline: binding.config!.inline }));
+  if (cfgDoc) {
+    findings.push(...budgetFindings(budget, cfgDoc, model.info));
+    findings.push(...templateRules({ template, config: effective, configDoc: cfgDoc, inline: binding.config!.inline }));
+  }
 
-  const fixturePaths = fixturesFor(host, path, binding.config!.path, config);
+  const sample = sampleFixture(host, template);
+  findings.push(...sample.findings);
+  dependencies.push(...sample.dependencies);
+  const fixturePaths = fixturesFor(host, path, binding.config?.path, config);
   dependencies.push(...fixturePaths);
-  analysis.fixtures = fixturePaths.map((p) => ({ path: p, name: (tooLarge(host, p, options) === undefined ? readFixture(host, p)?.name : undefined) ?? fixtureName(p) }));
-  const active = pickFixture(fixturePaths, options.fixture, options.autoFixture !== false);
+  analysis.fixtures = [
+    ...(sample.fixture ? [{ path: samplePath(path), name: SAMPLE_FIXTURE }] : []),
+    ...fixturePaths.map((p) => ({ path: p, name: (tooLarge(host, p, options) === undefined ? readFixture(host, p)?.name : undefined) ?? fixtureName(p) })),
+  ];
+  const wantsSample = options.fixture === SAMPLE_FIXTURE || options.fixture === samplePath(path);
+  // The template's own sample is the first fixture; an explicitly named fixture file wins.
+  const active = wantsSample ? undefined : pickFixture(host, fixturePaths, options.fixture, options.autoFixture !== false && !sample.fixture);
   let fixture: FixtureDoc | undefined;
-  if (active) {
+  if (sample.fixture && (wantsSample || (!active && options.autoFixture !== false))) fixture = sample.fixture;
+  if (active && !fixture) {
+    if (!fixturePaths.includes(active)) dependencies.push(active);
     // The size check comes before parsing: a huge fixture must not stall the analysis.
     const big = tooLarge(host, active, options);
     const raw = big === undefined ? readFixture(host, active) : undefined;
@@ -408,8 +461,8 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
       fixture = resolved.doc;
       dependencies.push(...resolved.dependencies);
       findings.push(...fixture.findings, ...fixtureScans.get(fixture, host, (h) => scanFixture(h, fixture!)));
-      for (const [slot, cfg] of Object.entries(config.slots)) {
-        if (cfg.required && !(slot in fixture.slots)) {
+      for (const [slot, cfg] of Object.entries(effective.slots)) {
+        if (cfgDoc && cfg.required && !(slot in fixture.slots)) {
           findings.push(finding('required-missing', fixture.path, { start: 0, end: 0 }, `Fixture '${fixture.name}' has no value for required slot '${slot}'.`, { related: [{ path: cfgDoc.path, span: cfgDoc.keySpan(['slots', slot]) ?? { start: 0, end: 0 }, message: `slot '${slot}' is required` }] }));
         }
       }
@@ -417,25 +470,49 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
   }
   analysis.fixture = fixture;
 
+  const partials = readPartials(host, template);
+  findings.push(...partials.findings);
+  dependencies.push(...partials.dependencies);
   const assembly = assemble({
     template,
-    config,
-    configPath: binding.config!.inline ? undefined : binding.config!.path,
-    configText: cfgDoc.text,
-    configDoc: cfgDoc,
+    config: effective,
+    ...(binding.config ? { configPath: binding.config.inline ? undefined : binding.config.path, configText: cfgDoc!.text, configDoc: cfgDoc } : {}),
     fixture,
     tokenizer,
     model: model.info,
     modelName: model.name,
+    render: { partials: partials.sources, defaults: templateDefaults(template), escape: !zero },
   });
   analysis.assembly = assembly;
+  // Engine findings (unsupported constructs) speak without a fixture too; content findings need one.
   if (fixture) findings.push(...assembly.findings);
+  else findings.push(...assembly.findings.filter((f) => f.rule === 'unsupported-feature' || f.rule === 'template-invalid'));
 
   const firstUse = new Map<string, Span>();
   for (const u of template.uses) if (!firstUse.has(u.slot)) firstUse.set(u.slot, u.span);
   const traceSlots = new Map(assembly.trace.slots.map((s) => [s.name, s]));
   const budgets = new Map(budget.slots.map((s) => [s.name, s.budget]));
-  analysis.slots = Object.entries(config.slots).map(([name, s]) => {
+  if (zero) {
+    // Without a config every slot the template uses is listed, counted from the rendered request.
+    const attributed = new Map<string, string[]>();
+    for (const m of assembly.messages) for (const p of m.parts) if (p.slot !== undefined) attributed.set(p.slot, [...(attributed.get(p.slot) ?? []), p.text]);
+    analysis.slots = [...firstUse.keys()].map((name) => {
+      const t = traceSlots.get(name);
+      return {
+        name,
+        kind: t?.kind ?? 'other',
+        required: false,
+        tokens: fixture ? (attributed.get(name) ?? []).reduce((n, text) => n + tokenizer.count(text), 0) : 0,
+        kept: fixture ? (t?.kept ?? 0) : 0,
+        total: fixture ? (t?.total ?? 0) : 0,
+        firstUse: firstUse.get(name),
+      };
+    });
+    analysis.findings = finish(findings, undefined, options);
+    return analysis;
+  }
+  const cfgDocK = cfgDoc!;
+  analysis.slots = Object.entries(effective.slots).map(([name, s]) => {
     const t = traceSlots.get(name);
     return {
       name,
@@ -447,10 +524,10 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
       kept: fixture ? (t?.kept ?? 0) : 0,
       total: fixture ? (t?.total ?? 0) : 0,
       firstUse: firstUse.get(name),
-      configSpan: binding.config!.inline ? undefined : cfgDoc.keySpan(['slots', name]),
+      configSpan: binding.config!.inline ? undefined : cfgDocK.keySpan(['slots', name]),
     };
   });
-  analysis.findings = finish(findings, config, options);
+  analysis.findings = finish(findings, effective, options);
   return analysis;
 }
 
@@ -473,7 +550,7 @@ function scanFixture(host: FileHost, fixture: FixtureDoc): Finding[] {
   };
   for (const value of Object.values(fixture.slots)) {
     if (value.type === 'text') scanFile(value.file);
-    else for (const item of value.items) scanFile(item.file);
+    else if (value.type === 'items') for (const item of value.items) scanFile(item.file);
   }
   return out;
 }
@@ -502,7 +579,8 @@ export function dedupe(findings: Finding[]): Finding[] {
 /** Templates (anywhere under the workspace roots) whose config resolves to `configPath`. */
 export function templatesUsing(host: FileHost, configPath: string): string[] {
   const out: string[] = [];
-  for (const root of host.roots) {
+  // The config's own project: its folder and below (a template elsewhere names it with `context:` and is found from there).
+  for (const root of [dirname(configPath)]) {
     for (const t of [...host.glob(root, '**/*.prompt'), ...host.glob(root, '**/*.prompty')]) {
       const doc = readTemplate(host, t);
       if (!doc) continue;
@@ -533,6 +611,8 @@ export function analyzeConfig(host: FileHost, path: string, options: AnalyzeOpti
     findings.push(...budgetFindings(budget, doc, model.info));
   }
   const templatesBound = templatesUsing(host, path);
+  // A config no template uses yet still gets every rule that needs no template.
+  if (doc.config && !templatesBound.length) findings.push(...configRules(doc));
   return {
     kind: 'config',
     path,
@@ -552,7 +632,9 @@ export function templateForFixture(host: FileHost, path: string, doc: FixtureDoc
     const r = resolveInWorkspace(host, path, doc.template.value);
     return r.path;
   }
-  for (const root of host.roots) {
+  // The fixture's project: the folder above its own (fixtures usually sit in a fixtures/ folder beside the template).
+  const dir = dirname(path);
+  for (const root of [basename(dir) === 'fixtures' ? dirname(dir) : dir]) {
     for (const t of [...host.glob(root, '**/*.prompt'), ...host.glob(root, '**/*.prompty')].sort()) {
       const tdoc = readTemplate(host, t);
       if (!tdoc) continue;

@@ -176,7 +176,10 @@ export interface FixtureItem {
 
 export type FixtureValue =
   | { type: 'text'; text: string; span: Span; fileRef?: { value: string; span: Span }; file?: string }
-  | { type: 'items'; items: FixtureItem[]; span: Span };
+  /** A list; `raw` is the list as written (plain values), passed to the template engine as is for a slot no config declares. */
+  | { type: 'items'; items: FixtureItem[]; span: Span; raw?: unknown[] }
+  /** Any other value, typed as written: an object, a number, a boolean, null, a list of objects without text. */
+  | { type: 'data'; value: unknown; span: Span };
 
 export interface FixtureDoc {
   path: string;
@@ -186,6 +189,8 @@ export interface FixtureDoc {
   /** Optional display name (`name:`), defaults to the file name without `.fixture.*`. */
   name: string;
   slots: Record<string, FixtureValue>;
+  /** dotprompt's context data (`@state`, `@auth`, …): the fixture's `context:` mapping. */
+  context?: Record<string, unknown>;
   /** Span of each slot's key in the fixture file. */
   slotKeySpans: Record<string, Span>;
   findings: Finding[];
@@ -293,6 +298,8 @@ export interface Trace {
   retained: TraceItem[];
   omitted: OmittedItem[];
   citation_map: Record<string, { source?: string; sha256: string; sources?: string[] }>;
+  /** Every sequence of untrusted text neutralised so it cannot forge an envelope, a wrapper or a role marker. */
+  neutralised?: Array<{ slot: string; id?: string; offset: number; kind: 'closing-delimiter' | 'opening-delimiter' | 'role-marker'; sequence: string; field?: boolean }>;
   cache_key: string;
 }
 
@@ -302,12 +309,18 @@ export interface MessagePart {
   slot?: string;
   itemId?: string;
   untrusted?: boolean;
+  /** A media part (dotprompt `{{media}}`, Prompty `![alt](url)`): `text` is empty. */
+  media?: { url: string; contentType?: string };
+  /** A pending section part (dotprompt `{{section "name"}}`): `text` is empty. */
+  section?: string;
 }
 
 export interface RenderedMessage {
   role: Role;
   content: string;
   parts: MessagePart[];
+  /** The role as the template's runtime names it, when it differs (`model`, `function`). */
+  runtimeRole?: string;
 }
 
 export interface AssemblyResult {

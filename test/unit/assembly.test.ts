@@ -378,7 +378,7 @@ describe('assemble with the exact o200k_base tokenizer', () => {
       expect(r.trace.input_tokens).toBe(expected);
       for (const item of r.trace.retained) {
         const slot = retryFixture().slots[item.slot];
-        const text = slot.type === 'text' ? slot.text : slot.items.find((i) => (i.id ?? `${item.slot}_${i.index + 1}`) === item.id)!.text;
+        const text = slot.type === 'text' ? slot.text : slot.type === 'items' ? slot.items.find((i) => (i.id ?? `${item.slot}_${i.index + 1}`) === item.id)!.text : '';
         expect(item.tokens).toBe(ref.encode(text).length);
       }
     } finally {

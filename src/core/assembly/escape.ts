@@ -1,14 +1,16 @@
 /**
- * Reversible escaping of untrusted text placed inside an envelope. Text from documents, users and
- * tools must never close its envelope (`[/EVIDENCE]`, `</evidence>`), open a fake one, or look like
- * the start of a new message (`system:` lines, `<|im_start|>`, `{{role "system"}}`).
+ * Neutralising untrusted text placed inside an envelope. Text from documents, users and tools must
+ * never close its envelope (`[/EVIDENCE]`, `</evidence>`), open a fake one (of any slot of the
+ * template), close a wrapper tag the template writes around it (`</question>`), or look like the
+ * start of a new message (`system:` at a line start, after any line separator a runtime splits on,
+ * `<|im_start|>`, `{{role "system"}}`).
  *
- * The scheme: every backslash is doubled, then a single backslash is inserted inside each dangerous
- * sequence (`[/EVIDENCE]` -> `[\/EVIDENCE]`, `system:` -> `system\:`, `<|` -> `<\|`). Because original
- * backslashes always come in pairs, a lone backslash can only be an inserted one, so
- * `unescapeUntrusted` drops lone backslashes and halves pairs: unescape(escape(x)) === x for every x.
- * Inserted backslashes are never whitespace, so escaping cannot create a new line start, and each
- * insertion breaks the sequence it sits in, so the output never contains a closing delimiter.
+ * Everything else reaches the model byte-identical: benign text (`C:\Users`, a colon in prose) is
+ * never touched. In each dangerous sequence one backslash is inserted (`[/EVIDENCE]` ->
+ * `[\/EVIDENCE]`, `system:` -> `system\:`, `<|` -> `<\|`); the change is returned with its offset,
+ * so the trace and the preview can show every neutralisation, and `restore` undoes them. An inserted
+ * backslash is never whitespace, so it cannot create a new line start, and it breaks the sequence
+ * it sits in, so the output never contains a closing delimiter.
  */
 
 export type BreakoutKind = 'closing-delimiter' | 'opening-delimiter' | 'role-marker';
@@ -53,7 +55,8 @@ function alternatives(labels: readonly string[]): Alternative[] {
   }
   alts.push(
     // A line (or the text itself) starting with a role word and a colon, optionally after markdown hashes.
-    { kind: 'role-marker', source: `((?:^|[\\r\\n\\u2028\\u2029])[ \\t]*(?:#+[ \\t]*)?(?:${ROLE_WORDS})[ \\t]*)(:)` },
+    // Line starts as Python's str.splitlines (Prompty) sees them: \n \r \v \f \x1c-\x1e NEL U+2028 U+2029.
+    { kind: 'role-marker', source: `((?:^|[\\r\\n\\v\\f\\x1c-\\x1e\\x85\\u2028\\u2029])[ \\t]*(?:#+[ \\t]*)?(?:${ROLE_WORDS})[ \\t]*(?:\\[[^\\]\\r\\n]{0,200}\\])?[ \\t]*)(:)` },
     // Special-token syntax: <|im_start|>, <|endoftext|>, and the full-width variant some models use.
     { kind: 'role-marker', source: '(<)([|\\uFF5C])' },
     // Template role and history markers: {{role "system"}}, {{#role "user"}}, {{/role}}, {{history}}.
@@ -69,11 +72,15 @@ interface Compiled {
 
 const cache = new Map<string, Compiled>();
 
+/** Longer delimiter names are not escaped for (the config schema refuses them). */
+export const MAX_LABEL = 128;
+
 /** Every dangerous sequence contains one of these characters; text without them needs no scan. */
 const TRIGGER = /[[<{:`]/;
 
 function compile(label: string | readonly string[] | undefined): Compiled {
-  const labels = label === undefined ? [] : typeof label === 'string' ? [label] : [...label];
+  // Labels come from configs and templates: bounded, so no user text makes an unbounded pattern.
+  const labels = (label === undefined ? [] : typeof label === 'string' ? [label] : [...label]).filter((l) => l.length <= MAX_LABEL).slice(0, 64);
   const key = labels.join('\u0000');
   const hit = cache.get(key);
   if (hit) return hit;
@@ -92,33 +99,62 @@ export interface EscapeOptions {
   inline?: boolean;
 }
 
+/** One neutralised sequence: where it was in the original text, and what it was. */
+export interface Neutralised {
+  /** UTF-16 offset in the original text where the backslash was inserted. */
+  index: number;
+  kind: BreakoutKind;
+  /** The sequence as written (up to the insertion and the character after it). */
+  sequence: string;
+  /** True when the text was a metadata field (title, source, …) rather than the item's text. */
+  field?: boolean;
+}
+
 /**
- * Escapes `text` for a slot whose envelope is `label` (one label, several delimiter names, or none:
- * then only role markers are escaped). Labels match case-insensitively in both the bracket
- * (`[LABEL ...]`) and the XML (`<label ...>`) forms.
+ * Neutralises `text` for a slot whose envelope is `label` (one label, several delimiter names, or
+ * none: then only role markers are neutralised). Labels match case-insensitively in both the
+ * bracket (`[LABEL ...]`) and the XML (`<label ...>`) forms.
  */
-export function escapeUntrusted(text: string, label?: string | readonly string[], opts: EscapeOptions = {}): string {
+export function neutralise(text: string, label?: string | readonly string[], opts: EscapeOptions = {}): { text: string; changes: Neutralised[] } {
+  if (!TRIGGER.test(text)) return { text, changes: [] };
   // A non-space first character takes away the line start; it is removed again below.
-  if (opts.inline) return escapeUntrusted(`x${text}`, label).slice(1);
-  if (!TRIGGER.test(text)) return text.includes('\\') ? text.replace(/\\/g, '\\\\') : text;
-  const { re } = compile(label);
-  const doubled = text.includes('\\') ? text.replace(/\\/g, '\\\\') : text;
+  const lead = opts.inline ? 1 : 0;
+  const src = opts.inline ? `x${text}` : text;
+  const { re, kinds } = compile(label);
   re.lastIndex = 0;
-  return doubled.replace(re, (...args: unknown[]) => {
+  const changes: Neutralised[] = [];
+  const out = src.replace(re, (...args: unknown[]) => {
     // args: match, g1, g2, g3, ..., offset, string
+    const offset = args[args.length - 2] as number;
     for (let i = 1; i + 1 < args.length - 2; i += 2) {
       const a = args[i];
-      if (typeof a === 'string') return `${a}\\${args[i + 1] as string}`;
+      if (typeof a === 'string') {
+        const b = args[i + 1] as string;
+        const kindIndex = (i - 1) / 2;
+        changes.push({ index: offset + a.length - lead, kind: kinds[kindIndex], sequence: (a.replace(/^[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]/, '') + b).slice(0, 80) });
+        return `${a}\\${b}`;
+      }
     }
     return args[0] as string;
   });
+  return { text: opts.inline ? out.slice(1) : out, changes };
 }
 
-/** Inverse of `escapeUntrusted` (for any label): pairs of backslashes become one, lone ones vanish. */
-export function unescapeUntrusted(text: string, label?: string | readonly string[]): string {
-  void label;
-  if (!text.includes('\\')) return text;
-  return text.replace(/\\([\s\S])/g, '$1');
+/** `neutralise(text).text`. */
+export function escapeUntrusted(text: string, label?: string | readonly string[], opts: EscapeOptions = {}): string {
+  return neutralise(text, label, opts).text;
+}
+
+/** Undoes `neutralise`: removes the backslash of each change (offsets into the original text). */
+export function restore(text: string, changes: readonly Neutralised[]): string {
+  let out = '';
+  let from = 0;
+  changes.forEach((c, k) => {
+    const at = c.index + k;
+    out += text.slice(from, at);
+    from = at + 1;
+  });
+  return out + text.slice(from);
 }
 
 /** Every sequence `escapeUntrusted` would neutralise, in text order. */
@@ -134,7 +170,7 @@ export function findBreakouts(text: string, label?: string | readonly string[]):
       let index = m.index ?? 0;
       let seq = m[0];
       // Report a role line without the line break that precedes it.
-      const lead = /^[\r\n\u2028\u2029]/.test(seq) ? 1 : 0;
+      const lead = /^[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]/.test(seq) ? 1 : 0;
       index += lead;
       seq = seq.slice(lead).replace(/^[ \t]+/, (ws) => {
         index += ws.length;

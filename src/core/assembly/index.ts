@@ -31,7 +31,7 @@ import type {
   TraceItem,
 } from '../types';
 import type { Omission, WorkItem } from './item';
-import type { SlotState } from './render';
+import type { RenderIssue, RenderOptions, SlotState } from './render';
 import type { FindingContext } from './findings';
 import type { PackResult } from './pack';
 import { computeBudget, formatTokens as fmt, modelFromConfig } from '../budget';
@@ -52,13 +52,15 @@ import { sha256 } from './sha256';
 
 export { atTheEdges, chronological, placementOf } from './order';
 export { pack } from './pack';
-export { escapeUntrusted, unescapeUntrusted, findBreakouts } from './escape';
+export { escapeUntrusted, neutralise, restore, findBreakouts } from './escape';
+export { roleOf } from './render';
+export type { RenderOptions } from './render';
 export { sha256 } from './sha256';
 export { canonicalJson } from './canonical';
 export { fitPrefix } from './fit';
 
 /** Bumped whenever a change to the pipeline can change its output for the same inputs (part of the cache key). */
-export const ASSEMBLY_VERSION = 1;
+export const ASSEMBLY_VERSION = 2;
 
 export interface AssembleInput {
   template: TemplateDoc;
@@ -82,6 +84,8 @@ export interface AssembleInput {
   now?: string;
   /** Whether counts are exact; default: the tokenizer is exact and is the model's own. */
   exact?: boolean;
+  /** Partials, front matter defaults and escaping for the template engine (render.ts). */
+  render?: RenderOptions;
 }
 
 interface SlotRun {
@@ -201,12 +205,16 @@ export function assemble(input: AssembleInput): AssemblyResult {
   const runs: SlotRun[] = [];
   const fixtureDigest: Record<string, unknown> = {};
 
+  // Untrusted text must not forge the envelope of any slot, nor close any wrapper the template writes.
+  const escapeWith: string[] = [];
+  const addDelimiter = (d: string | undefined) => {
+    if (d && !escapeWith.some((e) => e.toLowerCase() === d.toLowerCase())) escapeWith.push(d);
+  };
+  for (const c of Object.values(config.slots ?? {})) addDelimiter(c?.label);
+  for (const u of template.uses) addDelimiter(u.delimiter);
   names.forEach((name, order) => {
     const cfg = config.slots?.[name];
     const value = fixture?.slots[name];
-    const escapeWith: string[] = [];
-    if (cfg?.label) escapeWith.push(cfg.label);
-    for (const u of template.uses) if (u.slot === name && u.delimiter && !escapeWith.some((d) => d.toLowerCase() === u.delimiter!.toLowerCase())) escapeWith.push(u.delimiter);
     const state: SlotState = {
       name,
       config: cfg,
@@ -234,7 +242,7 @@ export function assemble(input: AssembleInput): AssemblyResult {
       packIndex: new Map(),
     };
     runs.push(run);
-    if (!run.used || !value) return;
+    if (!run.used || !value || value.type === 'data') return;
 
     // ---- Items: stable ids, token counts, content hashes.
     // ---- Items, hard filters, dedup, rank and pack depend on the fixture value and the slot's
@@ -288,7 +296,7 @@ export function assemble(input: AssembleInput): AssemblyResult {
   // overhead the registry may not know, so fitting uses window - output - margin (seed 000's
   // build_request compares with limit - reserved output; we keep the margin on top of that).
   const slotStates = new Map(runs.filter((r) => r.used).map((r) => [r.state.name, r.state]));
-  const renderer = new Renderer(template, slotStates);
+  const renderer = new Renderer(template, slotStates, fixture, input.render);
   const windowKnown = budget.window > 0 || !!budget.limits;
   const fitLimit = windowKnown ? budget.inputBudget - budget.margin : Number.POSITIVE_INFINITY;
   const runOf = new Map(runs.map((r) => [r.state.name, r]));
@@ -330,7 +338,15 @@ export function assemble(input: AssembleInput): AssemblyResult {
   };
   const fit = fitPrefix(dropSeq.length, tokensAfter, fitLimit);
   const finalKept = keptAfter(fit.dropped);
-  const final = { kept: finalKept, messages: renderer.render(finalKept), tokens: tokensAfter(fit.dropped) };
+  const rendered = renderer.full(finalKept);
+  const final = { kept: finalKept, messages: rendered.messages, tokens: tokensAfter(fit.dropped) };
+  // The probes count the marked render; when attribution was lost the final messages are the plain one.
+  if (rendered.issues.some((i) => i.rule === 'attribution-lost')) {
+    let n = requestOverhead;
+    for (const m of final.messages) n += messageOverhead + tokenizer.count(m.content);
+    final.tokens = n;
+  }
+  findings.push(...renderFindings(template, rendered.issues));
   const trimmed = dropSeq.slice(0, fit.dropped);
   for (const item of trimmed) omissions.push({ item, reason: 'trimmed-for-request' });
 
@@ -451,6 +467,17 @@ export function assemble(input: AssembleInput): AssemblyResult {
   trace.retained = retained;
   trace.omitted = omitted;
   trace.citation_map = citation;
+  if (fit.ok && rendered.neutralised.length) {
+    trace.neutralised = rendered.neutralised.map((n) => {
+      const e = { slot: n.slot } as NonNullable<Trace['neutralised']>[number];
+      if (n.itemId !== undefined) e.id = n.itemId;
+      e.offset = n.index;
+      e.kind = n.kind;
+      e.sequence = n.sequence;
+      if (n.field) e.field = true;
+      return e;
+    });
+  }
   trace.cache_key = sha256(
     canonicalJson({
       assembly: ASSEMBLY_VERSION,
@@ -462,6 +489,7 @@ export function assemble(input: AssembleInput): AssemblyResult {
       tokenizer: tokenizer.name,
       exact,
       now: now ?? null,
+      render: input.render ? { partials: input.render.partials ?? null, defaults: input.render.defaults ?? null, escape: input.render.escape ?? true } : null,
     }),
   );
 
@@ -475,7 +503,9 @@ export function assemble(input: AssembleInput): AssemblyResult {
     const raw: FixtureItem[] =
       value.type === 'text'
         ? [{ index: 0, text: value.text, meta: {}, span: value.span, textSpan: value.span, ...(value.file !== undefined ? { file: value.file } : {}) }]
-        : value.items;
+        : value.type === 'items'
+          ? value.items
+          : [];
     const ids = new Set<string>();
     const items: WorkItem[] = raw.map((it) => {
       const written = typeof it.id === 'string' && it.id !== '' ? it.id : typeof it.id === 'number' ? String(it.id) : undefined;
@@ -521,6 +551,19 @@ export function assemble(input: AssembleInput): AssemblyResult {
     if (item.merged.length) t.merged = [...item.merged];
     return t;
   }
+}
+
+/** Engine problems as findings in the template. */
+function renderFindings(template: TemplateDoc, issues: readonly RenderIssue[]): Finding[] {
+  const seen = new Set<string>();
+  const out: Finding[] = [];
+  for (const i of issues) {
+    const key = `${i.rule}\u0000${i.span.start}\u0000${i.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(finding(i.rule === 'attribution-lost' ? 'unsupported-feature' : i.rule, template.path, i.span, i.message, i.rule === 'attribution-lost' ? { severity: 'info' } : {}));
+  }
+  return out;
 }
 
 function collectHistory(nodes: readonly TemplateNode[], out: Set<string>): void {

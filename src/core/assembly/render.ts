@@ -1,28 +1,34 @@
 /**
- * Rendering: walks the template's messages and fills slots with their kept, ordered items,
- * producing messages by role with parts that mark slot boundaries and untrusted data.
+ * Rendering: the kept, ordered items of every slot become the values the template's own runtime
+ * renders — dotprompt (Handlebars) for `.prompt`, Prompty (Jinja2) for `.prompty` — and the messages
+ * that runtime would send come back cut into parts by slot and item (attribution.ts).
  *
- * - `{{slot}}`: a text slot's text; a list slot's items joined by blank lines; for a labelled slot,
- *   each item in its envelope.
- * - `{{#each slot}}` / `{% for x in slot %}`: the body once per kept item (`this`, `this.text`,
- *   `x.field`, `@index`, `loop.index`, bare item fields); in a labelled slot each iteration's output
- *   is wrapped in the item's envelope (unless the template writes that envelope itself).
- * - `{{#if slot}}`: the body when the value is non-empty (negated for unless), else the inverse.
- * - `{{history}}`: one message per kept history item, in its own role.
+ * Values, per slot:
+ * - a text slot: its text (in its envelope when the slot has a label);
+ * - a list slot: a list of item values; an item prints as its text (in its envelope when the slot has
+ *   a label) and has its fields (`id`, `text`, `title`, `source`, `version`, …, and its own keys);
+ *   the list prints as its items separated by a blank line;
+ * - a history slot: the same list, and for dotprompt also the conversation (`data.messages`), which
+ *   `{{history}}` places (or dotprompt inserts before the last user message);
+ * - any other fixture value (objects, numbers, booleans, null, plain lists of a slot no config
+ *   declares): the value as written.
  *
- * Untrusted text (and its metadata) is escaped with escape.ts; trusted text is the application's
- * own and is inserted as written. Nothing is HTML-escaped: prompts are not HTML (dotprompt and
- * Prompty render without HTML escaping). Message content is trimmed, and messages left empty
- * (for example after their only slot was trimmed) are dropped, since chat APIs reject them.
+ * Untrusted text is neutralised (escape.ts) before it is given to the engine: the only changes are
+ * the ones that stop it from forging an envelope, a wrapper tag or a role marker. Nothing is trimmed
+ * and no message is dropped beyond what the runtime itself does: the messages are the runtime's.
  */
 import type { SlotConfig } from '../config/schema';
-import type { MessagePart, RenderedMessage, Role, SlotKind, SlotUse, TemplateDoc, TemplateNode } from '../types';
+import type { EngineMessage, EngineResult } from '../engine/types';
+import type { FixtureDoc, MessagePart, RenderedMessage, Role, SlotKind, Span, TemplateDoc } from '../types';
 import type { WorkItem } from './item';
 import type { Envelope, EnvelopeKind } from './envelope';
-import type { CountPiece, ListPiece } from './countParts';
-import { pieceText } from './countParts';
+import type { CountPiece } from './countParts';
+import type { Neutralised } from './escape';
+import { renderDotprompt } from '../engine/dotprompt';
+import { renderPrompty } from '../engine/prompty';
+import { ItemList, ItemValue, MARK_CHARS, mark, splitMarked, unmark } from './attribution';
 import { envelopeFor, sourcesOf } from './envelope';
-import { escapeUntrusted } from './escape';
+import { neutralise } from './escape';
 
 export interface SlotState {
   name: string;
@@ -34,482 +40,309 @@ export interface SlotState {
   /** The config label, when the slot wraps items in envelopes. */
   label?: string;
   envelope: EnvelopeKind;
-  /** Delimiter names escaped in this slot's text: the label and any the template writes around a use. */
+  /** Delimiter names escaped in this slot's text: every label and wrapper tag of the template. */
   escapeWith: string[];
 }
 
 /** Separator between items rendered by a bare `{{slot}}`. */
 export const ITEM_SEPARATOR = '\n\n';
 
-interface Frame {
-  alias?: string;
-  item?: WorkItem;
-  value?: unknown;
-  slot?: SlotState;
-  index: number;
-  count: number;
+export interface RenderOptions {
+  /** Partial (dotprompt) and include (Prompty) sources by name, read by the caller inside the workspace. */
+  partials?: Record<string, string>;
+  /** Front matter defaults applied under the fixture's values (dotprompt `input.default`, Prompty `inputs.*.default`). */
+  defaults?: Record<string, unknown>;
+  /** Escape untrusted values (false in zero-config analysis, where trust is unknown and the runtime's bytes are shown). */
+  escape?: boolean;
 }
 
-type Value =
-  | { kind: 'slot'; slot: SlotState }
-  | { kind: 'item'; item: WorkItem; slot: SlotState }
-  | { kind: 'data'; value: unknown; slot?: SlotState; item?: WorkItem; untrusted: boolean };
-
-const ITEM_FIELDS = new Set(['id', 'text', 'title', 'role', 'at', 'source', 'source_type', 'version', 'authority', 'relevance', 'published_at', 'expires_at', 'tenant', 'sources', 'score']);
-
-/** A part, or (when counting only) a slot's items as one list piece with empty `text`. */
-interface BufPart extends MessagePart {
-  list?: ListPiece;
+/** An engine problem, located in the template file. */
+export interface RenderIssue {
+  rule: 'unsupported-feature' | 'template-invalid' | 'attribution-lost';
+  message: string;
+  span: Span;
 }
 
-class PartBuffer {
-  readonly parts: BufPart[] = [];
-  push(text: string, slot?: string, itemId?: string, untrusted?: boolean): void {
-    if (!text) return;
-    const last = this.parts[this.parts.length - 1];
-    if (last && !last.list && last.slot === slot && last.itemId === itemId && !!last.untrusted === !!untrusted) {
-      last.text += text;
-      return;
-    }
-    const p: MessagePart = { text };
-    if (slot !== undefined) p.slot = slot;
-    if (itemId !== undefined) p.itemId = itemId;
-    if (untrusted) p.untrusted = true;
-    this.parts.push(p);
-  }
-  append(parts: readonly MessagePart[]): void {
-    for (const p of parts) this.push(p.text, p.slot, p.itemId, p.untrusted);
-  }
-  /** Counting only (Renderer.renderTexts): a slot's items without a part per item. */
-  pushList(list: ListPiece, slot: string): void {
-    if (list.units.length) this.parts.push({ text: '', slot, list });
-  }
+export interface Rendered {
+  messages: RenderedMessage[];
+  issues: RenderIssue[];
+  /** Neutralised sequences of untrusted text, by item. */
+  neutralised: Array<{ slot: string; itemId?: string } & Neutralised>;
 }
 
-/** Removes leading and trailing whitespace across parts; drops parts left empty. */
-export function trimParts(parts: MessagePart[]): MessagePart[] {
-  // trimStart/trimEnd, not /\s+$/: a regex anchored at the end rescans every whitespace run.
-  const out = parts.map((p) => ({ ...p }));
-  while (out.length && !out[0].text.trimStart()) out.shift();
-  if (out.length) out[0].text = out[0].text.trimStart();
-  while (out.length && !out[out.length - 1].text.trimEnd()) out.pop();
-  if (out.length) out[out.length - 1].text = out[out.length - 1].text.trimEnd();
-  return out;
+/** An escaped text with what was changed in it, cached per item. */
+interface Escaped {
+  text: string;
+  changes: Neutralised[];
 }
 
-/** The part texts `trimParts` would leave, without copying the parts. */
-function trimTexts(parts: readonly MessagePart[]): string[] {
-  let i = 0;
-  let j = parts.length;
-  while (i < j && !parts[i].text.trimStart()) i++;
-  while (j > i && !parts[j - 1].text.trimEnd()) j--;
-  if (i === j) return [];
-  const out = new Array<string>(j - i);
-  for (let k = i; k < j; k++) out[k - i] = parts[k].text;
-  out[0] = out[0].trimStart();
-  out[out.length - 1] = out[out.length - 1].trimEnd();
-  return out;
-}
-
-/**
- * The pieces `trimTexts` would leave, with lists kept whole where trimming does not reach them.
- * When it does (a list first or last in the message), the lists are spelled out and trimmed as
- * texts: the same joined text either way.
- */
-function trimPieces(parts: readonly BufPart[]): CountPiece[] {
-  let i = 0;
-  let j = parts.length;
-  while (i < j && !parts[i].list && !parts[i].text.trimStart()) i++;
-  while (j > i && !parts[j - 1].list && !parts[j - 1].text.trimEnd()) j--;
-  if (i === j) return [];
-  if (parts[i].list || parts[j - 1].list) return trimTexts(parts.map((p) => (p.list ? { text: pieceText(p.list) } : p)));
-  const out = new Array<CountPiece>(j - i);
-  for (let k = i; k < j; k++) out[k - i] = parts[k].list ?? parts[k].text;
-  out[0] = (out[0] as string).trimStart();
-  out[out.length - 1] = (out[out.length - 1] as string).trimEnd();
-  return out;
-}
-
-/**
- * Escaped texts and envelopes by item, each with the settings it was made for. Items are not
- * changed once the stages have built them (index.ts, stageMemo), so these stay valid for as long
- * as the item lives.
- */
-const escapedTexts = new WeakMap<WorkItem, { key: string; value: string }>();
+const escapedTexts = new WeakMap<WorkItem, { key: string; value: Escaped }>();
 const itemEnvelopes = new WeakMap<WorkItem, { key: string; value: Envelope }>();
-/** An item's whole text in a bare `{{slot}}` (envelope, text, close), for counting; see unitOf. */
-const itemUnits = new WeakMap<WorkItem, { key: string; value: string }>();
 
 export class Renderer {
-  /** This renderer's own lookups (one per item per probe), in front of the shared caches. */
-  private readonly escaped = new Map<WorkItem, string>();
-  private readonly envelopes = new Map<WorkItem, Envelope>();
-  private readonly selfWrapped = new Set<string>();
-  private readonly keys = new Map<SlotState, { escape: string; envelope: string }>();
-  /** unitOf by item, wrapped and bare (one slot can be used both ways). */
-  private readonly units = [new Map<WorkItem, string>(), new Map<WorkItem, string>()];
-  /** Set while renderTexts walks: bare list slots become list pieces. */
-  private counting = false;
+  /** Slot numbers for the marks: the states first, then other fixture values. */
+  private readonly names: string[];
+  private readonly states: ReadonlyMap<string, SlotState>;
+  private readonly escape: boolean;
+  private last: { key: ReadonlyMap<string, readonly WorkItem[]>; value: Rendered } | undefined;
 
   constructor(
     private readonly template: TemplateDoc,
-    private readonly slots: ReadonlyMap<string, SlotState>,
+    slots: ReadonlyMap<string, SlotState>,
+    private readonly fixture: FixtureDoc | undefined,
+    private readonly options: RenderOptions = {},
   ) {
-    // A use whose surrounding delimiter is the slot's own label: the template writes the envelope.
-    for (const u of template.uses as SlotUse[]) {
-      const s = slots.get(u.slot);
-      if (s?.label && u.delimiter && u.delimiter.toLowerCase() === s.label.toLowerCase()) this.selfWrapped.add(`${u.slot}@${u.span.start}`);
-    }
+    this.states = slots;
+    this.escape = options.escape ?? true;
+    this.names = [...slots.keys()];
+    for (const name of Object.keys(fixture?.slots ?? {})) if (!slots.has(name)) this.names.push(name);
   }
 
   /** Renders with `kept` (slot -> ordered kept items). */
   render(kept: ReadonlyMap<string, readonly WorkItem[]>): RenderedMessage[] {
-    const messages: RenderedMessage[] = [];
-    this.walk(kept, (role, parts) => {
-      const trimmed = trimParts(parts);
-      if (!trimmed.length) return;
-      messages.push({ role, content: trimmed.map((p) => p.text).join(''), parts: trimmed });
-    });
-    return messages;
+    return this.full(kept).messages;
   }
 
-  /**
-   * The texts of each message's parts, trimmed as `render` trims them, for counting only: the same
-   * messages as `render` gives, without joining their content (the fit step renders once per probe
-   * and needs only the counts; see countParts.ts).
-   */
-  renderTexts(kept: ReadonlyMap<string, readonly WorkItem[]>): CountPiece[][] {
-    const messages: CountPiece[][] = [];
-    this.counting = true;
-    try {
-      this.walk(kept, (_role, parts) => {
-        const texts = trimPieces(parts);
-        if (texts.length) messages.push(texts);
-      });
-    } finally {
-      this.counting = false;
-    }
-    return messages;
-  }
-
-  /**
-   * What writeValue writes for one item of a bare `{{slot}}` (without the separator), as one
-   * string made once per item and settings: the same string object every probe, so its cuts and
-   * count are looked up, not recomputed (countParts.ts).
-   */
-  private unitOf(item: WorkItem, slot: SlotState, wrap: boolean): string {
-    const local = this.units[wrap ? 1 : 0];
-    let value = local.get(item);
-    if (value !== undefined) return value;
-    const key = `${wrap ? this.keysOf(slot).envelope : this.keysOf(slot).escape}\u0000${wrap}\u0000${slot.untrusted}`;
-    const hit = itemUnits.get(item);
-    if (hit !== undefined && hit.key === key) value = hit.value;
-    else {
-      if (wrap) {
-        const env = this.envelopeOf(item, slot);
-        value = env.open + trimLineBreaks(this.textOf(item, slot)) + env.close;
-      } else value = this.textOf(item, slot);
-      itemUnits.set(item, { key, value });
-    }
-    local.set(item, value);
+  /** The messages, the engine's issues and the neutralisations of one render. */
+  full(kept: ReadonlyMap<string, readonly WorkItem[]>): Rendered {
+    if (this.last && this.last.key === kept) return this.last.value;
+    const value = this.run(kept);
+    this.last = { key: kept, value };
     return value;
   }
 
-  private walk(kept: ReadonlyMap<string, readonly WorkItem[]>, emit: (role: Role, parts: MessagePart[]) => void): void {
-    for (const msg of this.template.messages) {
-      let buf = new PartBuffer();
-      const flushHistory = (slotName: string) => {
-        emit(msg.role, buf.parts);
-        buf = new PartBuffer();
-        const slot = this.slots.get(slotName);
-        if (!slot) return;
-        for (const item of kept.get(slotName) ?? []) {
-          const b = new PartBuffer();
-          b.push(this.textOf(item, slot), slot.name, item.id, slot.untrusted);
-          emit(item.role ?? 'user', b.parts);
-        }
-      };
-      this.nodes(msg.nodes, [], kept, buf, flushHistory, () => buf);
-      emit(msg.role, buf.parts);
-    }
+  /** The part texts of each message, for counting (countParts.ts). */
+  renderTexts(kept: ReadonlyMap<string, readonly WorkItem[]>): CountPiece[][] {
+    return this.run(kept, true).messages.map((m) => m.parts.map((p) => p.text));
   }
 
-  /**
-   * The item's text as inserted: escaped when the slot is untrusted. Cached across renders and
-   * across assemblies (items are reused while their fixture is unchanged), by the delimiters escaped.
-   */
-  textOf(item: WorkItem, slot: SlotState): string {
-    if (!slot.untrusted) return item.text;
-    let value = this.escaped.get(item);
-    if (value !== undefined) return value;
-    const key = this.keysOf(slot).escape;
+  private run(kept: ReadonlyMap<string, readonly WorkItem[]>, probe = false): Rendered {
+    const neutralised: Rendered['neutralised'] = [];
+    const marked = this.values(kept, true, neutralised);
+    const first = this.engine(marked);
+    const issues: RenderIssue[] = first.issues.map((i) => ({ ...i }));
+    const messages = first.messages.map((m) => this.decode(m));
+    if (probe) return { messages, issues, neutralised };
+    // The check of attribution.ts: the marks must not have changed what the engine rendered.
+    const plain = this.engine(this.values(kept, false, []));
+    const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i]));
+    if (same) return { messages, issues, neutralised };
+    const span = this.template.bodySpan;
+    issues.push({
+      rule: 'attribution-lost',
+      message: 'The template compares, measures or transforms slot text (for example with ifEquals, length or tojson), so the request cannot be cut into slots; it is shown and counted as a whole, exactly as rendered.',
+      span: { start: span.start, end: Math.min(span.end, span.start + 1) },
+    });
+    return { messages: plain.messages.map((m) => this.decode(m)), issues: plain.issues.map((i) => ({ ...i })), neutralised };
+  }
+
+  private engine(v: EngineValues): EngineResult {
+    const t = this.template;
+    if (t.format === 'prompt') {
+      return renderDotprompt(t.text, { input: v.input, ...(this.fixture?.context ? { context: this.fixture.context } : {}), ...(v.messages ? { messages: v.messages } : {}) }, { partials: this.options.partials ?? {}, inputDefault: this.options.defaults ?? {} });
+    }
+    const input = { ...(this.options.defaults ?? {}), ...v.input };
+    const engineType = t.frontMatter?.data?.template;
+    const type = typeof engineType === 'string' ? engineType : engineType && typeof engineType === 'object' ? (engineType as Record<string, unknown>).format ?? (engineType as Record<string, unknown>).type : undefined;
+    return renderPrompty(t.text, input, { templateType: type === 'mustache' ? 'mustache' : 'jinja2', templates: this.options.partials ?? {} });
+  }
+
+  private decode(m: EngineMessage): RenderedMessage {
+    const parts: MessagePart[] = [];
+    for (const p of m.parts) {
+      if (p.type === 'text') {
+        const runs = splitMarked(p.text);
+        if (!runs) {
+          parts.push({ text: unmark(p.text) });
+          continue;
+        }
+        for (const r of runs) {
+          const part: MessagePart = { text: r.text };
+          const slotName = r.slot >= 0 ? this.names[r.slot] : undefined;
+          if (slotName !== undefined) {
+            part.slot = slotName;
+            const state = this.states.get(slotName);
+            if (r.item >= 0 && this.ids.has(slotName)) {
+              const id = this.ids.get(slotName)![r.item];
+              if (id !== undefined) part.itemId = id;
+            }
+            if (state?.untrusted && this.escape) part.untrusted = true;
+          }
+          const last = parts[parts.length - 1];
+          if (last && !last.media && last.slot === part.slot && last.itemId === part.itemId && !!last.untrusted === !!part.untrusted) last.text += part.text;
+          else parts.push(part);
+        }
+      } else if (p.type === 'media') {
+        parts.push({ text: '', media: { url: unmark(p.url), ...(p.contentType ? { contentType: unmark(p.contentType) } : {}) } });
+      } else {
+        parts.push({ text: '', section: p.name });
+      }
+    }
+    const role = roleOf(m.role);
+    const out: RenderedMessage = { role, content: parts.map((p) => p.text).join(''), parts };
+    if (role !== m.role) out.runtimeRole = m.role;
+    return out;
+  }
+
+  /** Item ids by slot of the last values built, for decoding item marks. */
+  private ids = new Map<string, string[]>();
+
+  private values(kept: ReadonlyMap<string, readonly WorkItem[]>, marks: boolean, neutralised: Rendered['neutralised']): EngineValues {
+    const input: Record<string, unknown> = {};
+    let messages: EngineValues['messages'];
+    this.ids = new Map();
+    this.names.forEach((name, slotNo) => {
+      const m = (text: string, item = -1) => (marks && !MARK_CHARS.test(text) ? mark(text, slotNo, item) : text);
+      const state = this.states.get(name);
+      const fixtureValue = this.fixture?.slots[name];
+      if (!state) {
+        if (fixtureValue) input[name] = plainValue(fixtureValue, m);
+        return;
+      }
+      if (fixtureValue?.type === 'data') {
+        input[name] = markDeep(fixtureValue.value, (s) => m(this.escapeText(s, state, undefined, neutralised, true)));
+        return;
+      }
+      const items = kept.get(name) ?? [];
+      this.ids.set(name, items.map((i) => i.id));
+      if (!state.config && fixtureValue?.type === 'items' && fixtureValue.raw && state.kind !== 'history') {
+        // A list no config declares is the template's plain data, as the runtime would get it.
+        input[name] = markDeep(fixtureValue.raw, (s) => m(s));
+        return;
+      }
+      if (state.isText) {
+        const item = items[0];
+        input[name] = item ? m(this.unit(item, state, neutralised), 0) : '';
+        return;
+      }
+      const values = items.map((item, i) => {
+        const esc = (s: string | undefined) => (s === undefined ? undefined : m(this.escapeText(s, state, item, neutralised, true), i));
+        const text = m(this.escaped(item, state, neutralised).text, i);
+        const fields: Record<string, unknown> = {
+          id: item.hasId ? m(item.id, i) : item.id,
+          text,
+          ...(state.kind === 'history' ? { role: item.role ?? 'user', content: text } : {}),
+          title: esc(item.title),
+          source: esc(item.source),
+          source_type: esc(item.source_type),
+          version: esc(item.version),
+          authority: item.authority,
+          relevance: item.relevance,
+          published_at: esc(item.published_at),
+          expires_at: esc(item.expires_at),
+          at: esc(item.at),
+          tenant: esc(item.tenant),
+          ...(state.kind !== 'history' && item.role ? { role: item.role } : {}),
+        };
+        if (item.merged.length) fields.sources = sourcesOf(item).map((s) => esc(s));
+        for (const [k, v] of Object.entries(item.meta)) if (!(k in fields)) fields[k] = markDeep(v, (s) => m(this.escapeText(s, state, item, neutralised, true), i));
+        return new ItemValue(m(this.unit(item, state, neutralised), i), fields);
+      });
+      input[name] = ItemList.of2(values, m(ITEM_SEPARATOR));
+      if (state.kind === 'history' && this.template.format === 'prompt' && !messages) {
+        messages = items.map((item, i) => ({ role: dotpromptRole(item.role ?? 'user'), content: [{ text: m(this.escaped(item, state, neutralised).text, i) }] }));
+      }
+    });
+    return { input, ...(messages ? { messages } : {}) };
+  }
+
+  /** What an item prints as: its escaped text, in its envelope when the slot has a label. */
+  private unit(item: WorkItem, slot: SlotState, neutralised: Rendered['neutralised']): string {
+    const text = this.escaped(item, slot, neutralised).text;
+    if (!slot.label) return text;
+    const env = this.envelopeOf(item, slot);
+    return env.open + trimLineBreaks(text) + env.close;
+  }
+
+  private escaped(item: WorkItem, slot: SlotState, neutralised: Rendered['neutralised']): Escaped {
+    if (!slot.untrusted || !this.escape) return { text: item.text, changes: [] };
+    const key = slot.escapeWith.join('\u0000');
     const hit = escapedTexts.get(item);
+    let value: Escaped;
     if (hit !== undefined && hit.key === key) value = hit.value;
     else {
-      value = escapeUntrusted(item.text, slot.escapeWith);
+      value = neutralise(item.text, slot.escapeWith);
       escapedTexts.set(item, { key, value });
     }
-    this.escaped.set(item, value);
+    for (const c of value.changes) neutralised.push({ slot: slot.name, itemId: item.id, ...c });
     return value;
   }
 
-  /** Cache keys of a slot's settings, made once per renderer. */
-  private keysOf(slot: SlotState): { escape: string; envelope: string } {
-    let k = this.keys.get(slot);
-    if (!k) {
-      const escape = slot.escapeWith.join('\u0000');
-      k = { escape, envelope: `${slot.envelope}\u0000${slot.label}\u0000${slot.untrusted ? escape : '\u0001'}` };
-      this.keys.set(slot, k);
-    }
-    return k;
+  private escapeText(s: string, slot: SlotState, item: WorkItem | undefined, neutralised: Rendered['neutralised'], inline: boolean): string {
+    if (!slot.untrusted || !this.escape) return s;
+    const r = neutralise(s, slot.escapeWith, { inline });
+    for (const c of r.changes) neutralised.push({ slot: slot.name, ...(item ? { itemId: item.id } : {}), ...c, field: true });
+    return r.text;
   }
 
   private envelopeOf(item: WorkItem, slot: SlotState): Envelope {
-    let value = this.envelopes.get(item);
-    if (value !== undefined) return value;
-    const key = this.keysOf(slot).envelope;
+    const key = `${slot.envelope}\u0000${slot.label}\u0000${slot.untrusted && this.escape ? slot.escapeWith.join('\u0000') : '\u0001'}`;
     const hit = itemEnvelopes.get(item);
-    if (hit !== undefined && hit.key === key) value = hit.value;
-    else {
-      value = envelopeFor(item, { kind: slot.envelope, label: slot.label!, escapeWith: slot.untrusted ? slot.escapeWith : undefined });
-      itemEnvelopes.set(item, { key, value });
-    }
-    this.envelopes.set(item, value);
+    if (hit !== undefined && hit.key === key) return hit.value;
+    const value = envelopeFor(item, { kind: slot.envelope, label: slot.label!, escapeWith: slot.untrusted && this.escape ? slot.escapeWith : undefined });
+    itemEnvelopes.set(item, { key, value });
     return value;
   }
+}
 
-  private nodes(
-    nodes: readonly TemplateNode[],
-    frames: Frame[],
-    kept: ReadonlyMap<string, readonly WorkItem[]>,
-    out: PartBuffer,
-    history: (slot: string) => void,
-    current: () => PartBuffer,
-  ): void {
-    for (const node of nodes) {
-      // `history` replaces the buffer; later nodes must write to the new one.
-      const target = frames.length ? out : current();
-      switch (node.type) {
-        case 'text':
-          target.push(node.text, frames[frames.length - 1]?.slot?.name, frames[frames.length - 1]?.item?.id);
-          break;
-        case 'var':
-          this.writeValue(this.resolve(node.path, frames, kept), target, kept, node.span.start, frames);
-          break;
-        case 'if': {
-          const v = this.resolve(node.path, frames, kept);
-          const truthy = this.truthy(v, kept);
-          const body = truthy !== node.negate ? node.body : node.inverse;
-          if (body) this.nodes(body, frames, kept, target, history, current);
-          break;
-        }
-        case 'each':
-          this.each(node, frames, kept, target, history, current);
-          break;
-        case 'history':
-          if (frames.length === 0) history(node.slot);
-          break;
-      }
-    }
-  }
+interface EngineValues {
+  input: Record<string, unknown>;
+  messages?: Array<{ role: string; content: Array<{ text: string }> }>;
+}
 
-  private each(
-    node: Extract<TemplateNode, { type: 'each' }>,
-    frames: Frame[],
-    kept: ReadonlyMap<string, readonly WorkItem[]>,
-    out: PartBuffer,
-    history: (slot: string) => void,
-    current: () => PartBuffer,
-  ): void {
-    const v = this.resolve(node.path, frames, kept);
-    let iterations: Frame[] = [];
-    if (v?.kind === 'slot') {
-      const items = kept.get(v.slot.name) ?? [];
-      iterations = items.map((item, index) => ({ alias: node.alias, item, slot: v.slot, index, count: items.length }));
-    } else if (v?.kind === 'item') {
-      iterations = [{ alias: node.alias, item: v.item, slot: v.slot, index: 0, count: 1 }];
-    } else if (v?.kind === 'data' && Array.isArray(v.value)) {
-      const arr = v.value as unknown[];
-      iterations = arr.map((value, index) => ({ alias: node.alias, value, slot: v.slot, item: undefined, index, count: arr.length }));
-    }
-    if (!iterations.length) {
-      if (node.inverse) this.nodes(node.inverse, frames, kept, out, history, current);
-      return;
-    }
-    const slot = v?.kind === 'slot' || v?.kind === 'item' ? v.slot : undefined;
-    const wrap = !!slot?.label && !this.selfWrapped.has(`${slot.name}@${node.span.start}`);
-    for (const frame of iterations) {
-      const inner = new PartBuffer();
-      this.nodes(node.body, [...frames, frame], kept, inner, history, current);
-      if (wrap && frame.item && slot) {
-        const body = inner.parts.map((p) => p.text).join('');
-        const lead = body.slice(0, body.length - body.trimStart().length);
-        const trail = body.length > lead.length ? body.slice(body.trimEnd().length) : '';
-        const env = this.envelopeOf(frame.item, slot);
-        out.push(lead, slot.name);
-        out.push(env.open, slot.name, frame.item.id);
-        out.append(trimParts(inner.parts));
-        out.push(env.close, slot.name, frame.item.id);
-        out.push(trail, slot.name);
-      } else {
-        out.append(inner.parts);
-      }
-    }
-  }
+function sameMessage(a: EngineMessage, b: EngineMessage): boolean {
+  if (a.role !== b.role || a.parts.length !== b.parts.length) return false;
+  return a.parts.every((p, i) => {
+    const q = b.parts[i];
+    if (p.type !== q.type) return false;
+    if (p.type === 'text') return p.text === unmark((q as { text: string }).text);
+    if (p.type === 'media') return p.url === unmark((q as { url: string }).url) && (p.contentType ?? '') === unmark((q as { contentType?: string }).contentType ?? '');
+    return p.name === (q as { name: string }).name;
+  });
+}
 
-  /** Resolves a path against the loop frames, then the slots. */
-  private resolve(path: readonly string[], frames: Frame[], kept: ReadonlyMap<string, readonly WorkItem[]>): Value | undefined {
-    let p = [...path];
-    let depth = frames.length;
-    while (p[0] === '..') {
-      p = p.slice(1);
-      depth = Math.max(0, depth - 1);
-    }
-    const visible = frames.slice(0, depth);
-    const top = visible[visible.length - 1];
-    if (!p.length) return top ? frameValue(top) : undefined;
-    const head = p[0];
-    // Loop metadata: Handlebars @index/@first/@last, Jinja loop.index/index0/first/last/length.
-    if (head.startsWith('@') && top) return { kind: 'data', value: loopVar(head.slice(1), top), untrusted: false };
-    if (head === 'loop' && top?.alias !== undefined && p.length === 2) {
-      const v = jinjaLoop(p[1], top);
-      if (v !== undefined) return { kind: 'data', value: v, untrusted: false };
-    }
-    if (head === 'this' || head === '.') return top ? fieldOf(frameValue(top), p.slice(1)) : undefined;
-    for (let i = visible.length - 1; i >= 0; i--) if (visible[i].alias === head) return fieldOf(frameValue(visible[i]), p.slice(1));
-    // A bare name inside `{{#each}}` (no alias) is a field of the current item when it names one.
-    if (top && top.alias === undefined && top.item && (ITEM_FIELDS.has(head) || head in top.item.meta)) return fieldOf(frameValue(top), p);
-    const slot = this.slots.get(head);
-    if (slot) {
-      if (p.length === 1) return { kind: 'slot', slot };
-      const items = kept.get(slot.name) ?? [];
-      if (p[1] === 'length' && p.length === 2) return { kind: 'data', value: items.length, untrusted: false };
-      if (slot.isText && items[0]) return fieldOf({ kind: 'item', item: items[0], slot }, p.slice(1));
-      return undefined;
-    }
-    return undefined;
+/** The runtime's role name as a chat role: dotprompt's `model`, Prompty's `function`. */
+export function roleOf(role: string): Role {
+  switch (role.toLowerCase()) {
+    case 'system':
+      return 'system';
+    case 'developer':
+      return 'developer';
+    case 'model':
+    case 'assistant':
+      return 'assistant';
+    case 'tool':
+    case 'function':
+      return 'tool';
+    default:
+      return 'user';
   }
+}
 
-  private truthy(v: Value | undefined, kept: ReadonlyMap<string, readonly WorkItem[]>): boolean {
-    if (!v) return false;
-    if (v.kind === 'slot') {
-      const items = kept.get(v.slot.name) ?? [];
-      return v.slot.isText ? items.length > 0 && items[0].text !== '' : items.length > 0;
-    }
-    if (v.kind === 'item') return v.item.text !== '';
-    const x = v.value;
-    if (Array.isArray(x)) return x.length > 0;
-    return x !== undefined && x !== null && x !== false && x !== '' && x !== 0;
-  }
+function dotpromptRole(role: Role): string {
+  return role === 'assistant' ? 'model' : role;
+}
 
-  private writeValue(v: Value | undefined, out: PartBuffer, kept: ReadonlyMap<string, readonly WorkItem[]>, at: number, frames: Frame[]): void {
-    if (!v) return;
-    if (v.kind === 'data') {
-      const text = stringify(v.value);
-      const slot = v.slot;
-      const s = v.untrusted && slot ? escapeUntrusted(text, slot.escapeWith) : text;
-      out.push(s, slot?.name ?? frames[frames.length - 1]?.slot?.name, v.item?.id ?? frames[frames.length - 1]?.item?.id, v.untrusted || undefined);
-      return;
-    }
-    if (v.kind === 'item') {
-      out.push(this.textOf(v.item, v.slot), v.slot.name, v.item.id, v.slot.untrusted || undefined);
-      return;
-    }
-    const slot = v.slot;
-    const items = kept.get(slot.name) ?? [];
-    const wrap = !!slot.label && !this.selfWrapped.has(`${slot.name}@${at}`);
-    if (this.counting && frames.length === 0) {
-      // The same text as the pushes below; one piece instead of up to four parts per item.
-      const units = new Array<string>(items.length);
-      for (let i = 0; i < items.length; i++) units[i] = this.unitOf(items[i], slot, wrap);
-      out.pushList({ units, sep: ITEM_SEPARATOR }, slot.name);
-      return;
-    }
-    items.forEach((item, i) => {
-      if (i > 0) out.push(ITEM_SEPARATOR, slot.name);
-      if (wrap) {
-        const env = this.envelopeOf(item, slot);
-        out.push(env.open, slot.name, item.id);
-        // A block scalar's final line break would leave a blank line before the closing delimiter.
-        out.push(trimLineBreaks(this.textOf(item, slot)), slot.name, item.id, slot.untrusted || undefined);
-        out.push(env.close, slot.name, item.id);
-      } else {
-        out.push(this.textOf(item, slot), slot.name, item.id, slot.untrusted || undefined);
-      }
-    });
-  }
+/** A fixture value as plain data (a slot no config declares), strings marked. */
+function plainValue(v: NonNullable<FixtureDoc['slots'][string]>, m: (s: string) => string): unknown {
+  if (v.type === 'text') return m(v.text);
+  if (v.type === 'data') return markDeep(v.value, m);
+  if (v.raw) return markDeep(v.raw, m);
+  return v.items.map((i) => m(i.text));
+}
+
+/** A copy of a JSON-like value with every string passed through `f`. Depth-bounded. */
+export function markDeep(v: unknown, f: (s: string) => string, depth = 0): unknown {
+  if (typeof v === 'string') return f(v);
+  if (depth > 64 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => markDeep(x, f, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = markDeep(x, f, depth + 1);
+  return out;
 }
 
 function trimLineBreaks(s: string): string {
   let end = s.length;
   while (end > 0 && (s.charCodeAt(end - 1) === 10 || s.charCodeAt(end - 1) === 13)) end--;
   return end === s.length ? s : s.slice(0, end);
-}
-
-function frameValue(f: Frame): Value {
-  if (f.item && f.slot) return { kind: 'item', item: f.item, slot: f.slot };
-  return { kind: 'data', value: f.value, slot: f.slot, untrusted: f.slot?.untrusted ?? true };
-}
-
-function fieldOf(base: Value, rest: readonly string[]): Value | undefined {
-  if (!rest.length) return base;
-  if (base.kind === 'item') {
-    const item = base.item;
-    const key = rest[0];
-    if (key === 'text' && rest.length === 1) return base;
-    let value: unknown;
-    if (key === 'sources') value = sourcesOf(item);
-    else if (ITEM_FIELDS.has(key)) value = (item as unknown as Record<string, unknown>)[key];
-    else value = item.meta[key];
-    for (const k of rest.slice(1)) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[k] : undefined;
-    // Ids and scores are the pipeline's own; everything else comes from the fixture.
-    const own = key === 'id' ? !item.hasId : key === 'score';
-    return { kind: 'data', value, slot: base.slot, item, untrusted: !own && base.slot.untrusted };
-  }
-  if (base.kind === 'data') {
-    let value = base.value;
-    for (const k of rest) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[k] : undefined;
-    return { ...base, value };
-  }
-  return undefined;
-}
-
-function loopVar(name: string, f: Frame): unknown {
-  switch (name) {
-    case 'index':
-      return f.index;
-    case 'first':
-      return f.index === 0;
-    case 'last':
-      return f.index === f.count - 1;
-    case 'number':
-      return f.index + 1;
-    default:
-      return undefined;
-  }
-}
-
-function jinjaLoop(name: string, f: Frame): unknown {
-  switch (name) {
-    case 'index':
-      return f.index + 1;
-    case 'index0':
-      return f.index;
-    case 'first':
-      return f.index === 0;
-    case 'last':
-      return f.index === f.count - 1;
-    case 'length':
-      return f.count;
-    default:
-      return undefined;
-  }
-}
-
-function stringify(v: unknown): string {
-  if (v === undefined || v === null) return '';
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (Array.isArray(v)) return v.map(stringify).join(', ');
-  return JSON.stringify(v);
 }

@@ -24,6 +24,22 @@ export interface TemplateRuleInput {
   inline: boolean;
 }
 
+/** `trust-missing` for one slot, with the fix that declares its effective trust. */
+export function trustMissing(configDoc: ConfigDoc, name: string, slot: SlotConfig): Finding {
+  const keySpan = configDoc.keySpan(['slots', name]) ?? { start: 0, end: 0 };
+  const fix = addSlotFieldFix(configDoc, name, 'trust', effectiveTrust(slot) === 'trusted' ? 'trusted' : 'untrusted');
+  return finding('trust-missing', configDoc.path, keySpan, `Slot '${name}' does not declare trust; it is treated as ${effectiveTrust(slot)}. Add trust: trusted or trust: untrusted.`, {
+    fixes: fix ? [fix] : undefined,
+  });
+}
+
+/** Config-level rules that need no template (for a config no template uses yet). */
+export function configRules(configDoc: ConfigDoc): Finding[] {
+  const out: Finding[] = [];
+  for (const [name, slot] of Object.entries(configDoc.config?.slots ?? {})) if (!slot.trust) out.push(trustMissing(configDoc, name, slot));
+  return out;
+}
+
 export function templateRules(input: TemplateRuleInput): Finding[] {
   const { template, config, configDoc } = input;
   const out: Finding[] = [];
@@ -58,14 +74,7 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
         out.push(finding('slot-unused', configDoc.path, keySpan, `Slot '${name}' is defined but never used by ${basename(template.path)}.`, { related: [{ path: template.path, span: template.bodySpan, message: 'template body' }] }));
       }
     }
-    if (!slot.trust) {
-      const fix = addSlotFieldFix(configDoc, name, 'trust', effectiveTrust(slot) === 'trusted' ? 'trusted' : 'untrusted');
-      out.push(
-        finding('trust-missing', configDoc.path, keySpan, `Slot '${name}' does not declare trust; it is treated as ${effectiveTrust(slot)}. Add trust: trusted or trust: untrusted.`, {
-          fixes: fix ? [fix] : undefined,
-        }),
-      );
-    }
+    if (!slot.trust) out.push(trustMissing(configDoc, name, slot));
     const trust = effectiveTrust(slot);
     if (trust !== 'untrusted') continue;
     for (const use of uses) {
@@ -96,7 +105,7 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
 }
 
 
-function guessKind(slot: string, use: SlotUse): SlotKind {
+export function guessKind(slot: string, use: Pick<SlotUse, 'form'>): SlotKind {
   const s = slot.toLowerCase();
   if (use.form === 'history' || s.includes('history')) return 'history';
   if (/(evidence|doc|passage|context|source|result)/.test(s)) return 'evidence';

@@ -1,0 +1,154 @@
+/**
+ * The template's own data and settings, for analysis without a context config:
+ *
+ * - the implicit fixture `sample`: Prompty `sample:` (inline, or `${file:sample.json}` inside the
+ *   workspace), Prompty `inputs.<name>.sample`, and the defaults below;
+ * - front matter defaults the runtime applies under any fixture: dotprompt `input.default`,
+ *   Prompty `inputs.<name>.default`;
+ * - the request settings: the model (Prompty `model.configuration.name` / `azure_deployment`,
+ *   dotprompt `model:` with a provider prefix), the output reserve (Prompty
+ *   `model.parameters.max_tokens`, dotprompt `config.maxOutputTokens`).
+ *
+ * `${env:NAME}` values are references to the environment of the application, never read here.
+ */
+import { stringify } from 'yaml';
+import type { FileHost } from './host';
+import type { Finding, FixtureDoc, Span, TemplateDoc } from './types';
+import { parseFixture } from './fixture';
+import { resolveInWorkspace } from './paths';
+import { finding } from './rules/registry';
+import { ENV_REFERENCE } from './models';
+import { parseYaml, toJs } from './text/yaml';
+
+/** The name of the implicit fixture in pickers, the CLI and the trace. */
+export const SAMPLE_FIXTURE = 'sample';
+/** The pseudo-path of the implicit fixture in a template's fixture list. */
+export function samplePath(templatePath: string): string {
+  return `${templatePath}#${SAMPLE_FIXTURE}`;
+}
+
+const MAX_SAMPLE_BYTES = 5 * 1024 * 1024;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function at(data: unknown, path: readonly string[]): unknown {
+  let v = data;
+  for (const k of path) v = isRecord(v) ? v[k] : undefined;
+  return v;
+}
+
+/** Front matter defaults the runtime applies under the fixture's values. */
+export function templateDefaults(template: TemplateDoc): Record<string, unknown> {
+  const data = template.frontMatter?.data;
+  if (!data) return {};
+  if (template.format === 'prompt') {
+    const d = at(data, ['input', 'default']);
+    return isRecord(d) ? { ...d } : {};
+  }
+  const out: Record<string, unknown> = {};
+  const inputs = data.inputs;
+  if (isRecord(inputs)) for (const [k, v] of Object.entries(inputs)) if (isRecord(v) && 'default' in v) out[k] = v.default;
+  return out;
+}
+
+export interface SampleResult {
+  fixture?: FixtureDoc;
+  findings: Finding[];
+  dependencies: string[];
+}
+
+/** The implicit `sample` fixture, or no fixture when the template carries no data. */
+export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResult {
+  const findings: Finding[] = [];
+  const dependencies: string[] = [];
+  const fm = template.frontMatter;
+  if (!fm) return { findings, dependencies };
+  const span: Span = fm.span;
+  let values: Record<string, unknown> = {};
+  let origin = template.path;
+  if (template.format === 'prompty') {
+    const inputs = fm.data.inputs;
+    if (isRecord(inputs)) for (const [k, v] of Object.entries(inputs)) if (isRecord(v) && 'sample' in v) values[k] = v.sample;
+    const sample = fm.data.sample;
+    if (typeof sample === 'string') {
+      const m = /^\$\{file:(.+)\}$/.exec(sample.trim());
+      if (m) {
+        const r = resolveInWorkspace(host, template.path, m[1].trim());
+        if (!r.path) findings.push(finding('file-reference', template.path, span, `Sample file '${m[1].trim()}': ${r.error ?? 'cannot be resolved'}.`));
+        else {
+          dependencies.push(r.path);
+          const size = host.size(r.path);
+          const text = size !== undefined && size <= MAX_SAMPLE_BYTES ? host.readFile(r.path) : undefined;
+          if (text === undefined) findings.push(finding('file-reference', template.path, span, size === undefined ? `Sample file '${m[1].trim()}' does not exist.` : `Sample file '${m[1].trim()}' is over ${MAX_SAMPLE_BYTES.toLocaleString('en-US')} bytes or unreadable; it is not read.`));
+          else {
+            const src = parseYaml(text.replace(/^\uFEFF/, ''));
+            const js = src.doc.errors.length ? undefined : toJs(src, src.doc.contents);
+            if (!isRecord(js)) findings.push(finding('fixture-invalid', r.path, { start: 0, end: Math.min(1, text.length) }, 'A Prompty sample file is a JSON (or YAML) object of input values.'));
+            else {
+              values = { ...values, ...js };
+              origin = r.path;
+            }
+          }
+        }
+      } else if (ENV_REFERENCE.test(sample.trim())) {
+        findings.push(finding('unsupported-feature', template.path, span, `sample: ${sample.trim()} reads the application's environment, which Context Lens never reads; the sample is left empty.`, { severity: 'info' }));
+      }
+    } else if (isRecord(sample)) values = { ...values, ...sample };
+  }
+  // Defaults fill what the sample leaves out (the runtime applies them too, see templateDefaults).
+  const defaults = templateDefaults(template);
+  for (const [k, v] of Object.entries(defaults)) if (!(k in values)) values[k] = v;
+  if (!Object.keys(values).length) return { findings, dependencies };
+
+  const text = stringify({ name: SAMPLE_FIXTURE, slots: values }, { aliasDuplicateObjects: false });
+  const parsed = parseFixture(origin, text);
+  // The values live in the template (or its sample file), not in this synthetic text: every span
+  // points at the front matter (or the start of the sample file).
+  const here = origin === template.path ? span : { start: 0, end: 0 };
+  const doc = respan(parsed, here) as FixtureDoc;
+  doc.text = text;
+  doc.path = origin;
+  doc.name = SAMPLE_FIXTURE;
+  doc.findings = doc.findings.filter((f) => f.rule !== 'fixture-invalid').map((f) => ({ ...f, path: origin }));
+  return { fixture: doc, findings, dependencies };
+}
+
+/** A copy of a parsed fixture with every span replaced by `span`. */
+function respan(v: unknown, span: Span, depth = 0): unknown {
+  if (depth > 200 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => respan(x, span, depth + 1));
+  const o = v as Record<string, unknown>;
+  if (typeof o.start === 'number' && typeof o.end === 'number' && Object.keys(o).length === 2) return { ...span };
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(o)) out[k] = k === 'text' && typeof x === 'string' ? x : respan(x, span, depth + 1);
+  return out;
+}
+
+export interface RequestSettings {
+  /** The model as the template names it (provider prefix kept), when it names one that can be resolved. */
+  model?: string;
+  modelSpan?: Span;
+  /** `${env:…}` or another reference the template uses instead of a model name. */
+  unresolved?: string;
+  /** Output tokens the template asks for. */
+  maxOutput?: number;
+}
+
+/** The model and output reserve the template's own front matter asks for. */
+export function requestSettings(template: TemplateDoc): RequestSettings {
+  const out: RequestSettings = {};
+  const m = template.frontMatter?.model;
+  if (m) {
+    if (ENV_REFERENCE.test(m.value.trim()) || /\$\{[^}]*\}/.test(m.value)) out.unresolved = m.value.trim();
+    else {
+      out.model = m.value.trim();
+      out.modelSpan = m.span;
+    }
+  }
+  const data = template.frontMatter?.data;
+  const n = template.format === 'prompt' ? at(data, ['config', 'maxOutputTokens']) : (at(data, ['model', 'parameters', 'max_tokens']) ?? at(data, ['model', 'parameters', 'max_completion_tokens']));
+  if (typeof n === 'number' && Number.isInteger(n) && n > 0) out.maxOutput = n;
+  return out;
+}
