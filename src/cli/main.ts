@@ -13,6 +13,8 @@ import { LineIndex } from '../core/text/lineIndex';
 import { getTokenizer, listTokenizers } from '../core/tokens';
 import { resolveModel } from '../core/models';
 import { REQUEST_FORMATS, formatRequest, type RequestFormat } from '../core/export';
+import { contextConfigPath, initConfigText } from '../core/init';
+import { SAMPLE_FIXTURE } from '../core/sample';
 import { DiskFileHost, toPosix } from '../node/fileHost';
 import { toSarif } from './sarif';
 import { VERSION } from './version';
@@ -25,7 +27,8 @@ Usage:
   ctxlens check [paths...] [--format text|json|sarif] [--max-warnings N]
   ctxlens count [files...|-] [--tokenizer NAME | --model NAME] [--chat] [--format text|json]
   ctxlens budget <config-or-template> [--model NAME] [--format text|json]
-  ctxlens assemble <template> [--fixture F] [--format openai|anthropic|text|json] [--trace FILE] [--model M]
+  ctxlens assemble <template> [--fixture F|sample] [--format openai|anthropic|text|json] [--trace FILE] [--model M]
+  ctxlens init <template> [--force] [--stdout]
 
 Exit codes: 0 clean, 1 findings at error level (or a request that does not fit), 2 usage or internal error.
 `;
@@ -51,6 +54,8 @@ export function run(argv: string[], io: Io): number {
         return budget(rest, io);
       case 'assemble':
         return assembleCmd(rest, io);
+      case 'init':
+        return init(rest, io);
       case '--version':
       case '-v':
         io.out(VERSION + '\n');
@@ -232,7 +237,12 @@ function count(args: string[], io: Io): number {
       const perMessage = model?.messageOverhead ?? 3;
       const perRequest = model?.requestOverhead ?? 3;
       tokens = perRequest;
-      for (const m of messages) tokens += perMessage + tokenizer.count(String((m as { content?: unknown }).content ?? ''));
+      for (const m of messages) {
+        const c = (m as { content?: unknown }).content;
+        // A content array (text and image parts): its text parts are counted; images are not text.
+        const text = Array.isArray(c) ? c.map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('') : String(c ?? '');
+        tokens += perMessage + tokenizer.count(text);
+      }
     } else tokens = tokenizer.count(text);
     files.push({ path: p === '-' ? '-' : rel(io, abs(io, p)), tokens, chars: [...text].length });
   }
@@ -267,7 +277,7 @@ function budget(args: string[], io: Io): number {
   if (kind === 'template') {
     const a = analyzeTemplate(host, file, { model: values.model });
     report = a?.budget;
-    problems = a?.findings.filter((f) => f.rule === 'config-invalid' || f.rule === 'config-missing' || f.rule === 'file-reference') ?? [];
+    problems = a?.findings.filter((f) => f.rule === 'config-invalid' || f.rule === 'file-reference') ?? [];
   } else if (kind === 'config') {
     const a = analyzeConfig(host, file, { model: values.model });
     report = a?.budget;
@@ -351,19 +361,28 @@ function assembleCmd(args: string[], io: Io): number {
   }
   const host = hostFor(io, [positionals[0], ...(values.fixture ? [values.fixture] : [])]);
   const fixture = values.fixture ? (fs.existsSync(abs(io, values.fixture)) ? abs(io, values.fixture) : values.fixture) : undefined;
+  if (values.fixture && values.fixture !== SAMPLE_FIXTURE && !fs.existsSync(abs(io, values.fixture))) {
+    io.err(`ctxlens: cannot read fixture '${values.fixture}'\n`);
+    return 2;
+  }
   const a = analyzeTemplate(host, file, { fixture, model: values.model });
   if (!a) {
     io.err(`ctxlens: cannot read '${positionals[0]}'\n`);
     return 2;
   }
   if (values.fixture && a.fixture?.path !== fixture && a.fixture?.name !== values.fixture) {
-    io.err(`ctxlens: fixture '${values.fixture}' does not feed ${positionals[0]} (known: ${a.fixtures.map((f) => f.name).join(', ') || 'none'})\n`);
+    io.err(`ctxlens: fixture '${values.fixture}' cannot be used for ${positionals[0]} (known: ${a.fixtures.map((f) => f.name).join(', ') || 'none'})\n`);
     return 2;
   }
-  if (!a.assembly || !a.config) {
+  if (!a.assembly) {
     for (const f of a.findings.filter((x) => x.severity === 'error')) io.err(`${rel(io, f.path)}: ${f.rule} ${f.message}\n`);
     io.err(`ctxlens: ${positionals[0]} has no usable context config\n`);
     return 2;
+  }
+  for (const f of a.assembly.findings.filter((x) => x.rule === 'template-invalid' || x.rule === 'unsupported-feature')) io.err(`${rel(io, f.path)}: ${f.severity} ${f.rule} ${f.message}\n`);
+  if (a.assembly.findings.some((x) => x.rule === 'template-invalid')) {
+    io.err(`ctxlens: ${positionals[0]} cannot be rendered\n`);
+    return 1;
   }
   const result = a.assembly;
   if (values.trace) fs.writeFileSync(abs(io, values.trace), JSON.stringify(result.trace, null, 2) + '\n');
@@ -372,6 +391,44 @@ function assembleCmd(args: string[], io: Io): number {
     return 1;
   }
   io.out(formatRequest(result, format, a.model?.name ?? a.template.frontMatter?.model?.value));
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// init
+// ---------------------------------------------------------------------------
+
+function init(args: string[], io: Io): number {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: 'boolean' }, stdout: { type: 'boolean' }, model: { type: 'string' } } });
+  if (positionals.length !== 1) throw new UsageError('init takes one template path');
+  const file = abs(io, positionals[0]);
+  if (classifyFile(file) !== 'template') throw new UsageError(`'${positionals[0]}' is not a template (.prompt or .prompty)`);
+  if (!fs.existsSync(file)) {
+    io.err(`ctxlens: cannot read '${positionals[0]}'\n`);
+    return 2;
+  }
+  const host = hostFor(io, positionals);
+  const a = analyzeTemplate(host, file, { model: values.model });
+  if (!a) {
+    io.err(`ctxlens: cannot read '${positionals[0]}'\n`);
+    return 2;
+  }
+  if (a.config && !values.force) {
+    io.err(`ctxlens: ${positionals[0]} already has a context config: ${rel(io, a.config.path)}\n`);
+    return 2;
+  }
+  const text = initConfigText(a);
+  if (values.stdout) {
+    io.out(text);
+    return 0;
+  }
+  const target = contextConfigPath(file);
+  if (fs.existsSync(target) && !values.force) {
+    io.err(`ctxlens: ${rel(io, target)} exists; use --force to overwrite it\n`);
+    return 2;
+  }
+  fs.writeFileSync(target, text);
+  io.out(`wrote ${rel(io, target)}: ${a.template.uses.length ? new Set(a.template.uses.map((u) => u.slot)).size : 0} slot(s); declare trust: for each, then run ctxlens check\n`);
   return 0;
 }
 

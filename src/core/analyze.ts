@@ -107,6 +107,8 @@ const FALLBACK_TOKENIZER = 'o200k_base';
 export function classifyFile(path: string): FileKind | undefined {
   if (/\.context\.ya?ml$/i.test(path)) return 'config';
   if (/\.fixture\.(ya?ml|json)$/i.test(path)) return 'fixture';
+  // dotprompt partials (`_name.prompt`) are rendered inside the templates that include them, not on their own.
+  if (/(^|\/)_[^/]*\.prompt$/i.test(path)) return undefined;
   if (/\.(prompt|prompty)$/i.test(path)) return 'template';
   return undefined;
 }

@@ -8,14 +8,32 @@ import type { AssemblyResult, RenderedMessage } from './types';
 export type RequestFormat = 'openai' | 'anthropic' | 'text' | 'json';
 export const REQUEST_FORMATS: readonly RequestFormat[] = ['openai', 'anthropic', 'text', 'json'];
 
+export type OpenAIContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
 export interface OpenAIMessage {
   role: string;
-  content: string;
+  content: string | OpenAIContentPart[];
 }
 
-/** A Chat Completions `messages` array. */
+/** A Chat Completions `messages` array; a message with media parts gets a content array. */
 export function toOpenAI(messages: readonly RenderedMessage[]): OpenAIMessage[] {
-  return messages.map((m) => ({ role: m.role, content: m.content }));
+  return messages.map((m) => {
+    if (!m.parts.some((p) => p.media)) return { role: m.role, content: m.content };
+    const content: OpenAIContentPart[] = [];
+    let text = '';
+    const flush = () => {
+      if (text) content.push({ type: 'text', text });
+      text = '';
+    };
+    for (const p of m.parts) {
+      if (p.media) {
+        flush();
+        content.push({ type: 'image_url', image_url: { url: p.media.url } });
+      } else text += p.text;
+    }
+    flush();
+    return { role: m.role, content };
+  });
 }
 
 export interface AnthropicBody {
@@ -50,7 +68,7 @@ export function toAnthropic(messages: readonly RenderedMessage[], opts: { model?
 export function toText(result: AssemblyResult): string {
   const lines: string[] = [];
   result.messages.forEach((m, i) => {
-    lines.push(`${i ? '\n' : ''}=== ${m.role} ===`);
+    lines.push(`${i ? '\n' : ''}=== ${m.role}${m.runtimeRole ? ` (${m.runtimeRole})` : ''} ===`);
     let current: string | undefined;
     let buf = '';
     const flush = () => {
@@ -64,7 +82,11 @@ export function toText(result: AssemblyResult): string {
         if (part.slot) lines.push(`--- slot ${part.slot}${part.untrusted ? ' (untrusted data)' : ''} ---`);
         current = part.slot;
       }
-      buf += part.text;
+      if (part.media) buf += `[media ${part.media.url}${part.media.contentType ? ` ${part.media.contentType}` : ''}]`;
+      else if (part.section) buf += `[section ${part.section}]`;
+      // A line of the request that looks like this format's own headers is shown with a leading
+      // backslash, so no text can fake a message or slot boundary here.
+      else buf += part.text.replace(/(^|\n)(?=\\*(?:===|---) )/g, '$1\\');
     }
     flush();
     if (current) lines.push(`--- end ${current} ---`);

@@ -14,6 +14,7 @@ import type { CodeAction, Diagnostic, TextEdit, WorkspaceEdit } from 'vscode-lan
 import type { Analysis, TemplateAnalysis } from '../core/analyze';
 import type { BudgetReport, ConfigDoc, Finding, FixHint, SlotKind, SlotUse, Span, TemplateDoc } from '../core/types';
 import { num } from './format';
+import { contextConfigPath, initConfigText } from '../core/init';
 import { TextView, overlaps } from './textMap';
 import { addSlot, setSlotField } from './yamlEdit';
 import type { TextEditSpan } from './yamlEdit';
@@ -325,6 +326,23 @@ export function actionsFor(f: Finding, d: Diagnostic | undefined, a: Analysis, c
   // are not the template's.
   const editableCfg = cfg && !(a.kind !== 'config' && t?.config?.inline) ? cfg : undefined;
   switch (f.rule) {
+    case 'config-missing': {
+      // Create <name>.context.yaml beside the template with every slot it uses (core/init.ts).
+      if (a.kind === 'template' && !a.config) {
+        const target = contextConfigPath(a.path);
+        if (ctx.textOf(target) === undefined) {
+          const uri = ctx.uriOf(target);
+          const edit: WorkspaceEdit = {
+            documentChanges: [
+              { kind: 'create', uri, options: { overwrite: false, ignoreIfExists: true } },
+              { textDocument: { uri, version: null }, edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: initConfigText(a) }] },
+            ],
+          };
+          out.push({ title: `Create context config ${basename(target)}`, kind: CodeActionKind.QuickFix, edit, isPreferred: true, ...(d ? { diagnostics: [d] } : {}) });
+        }
+      }
+      break;
+    }
     case 'trust-missing':
       if (editableCfg && target && slotCfg) out.push(...addTrust(editableCfg, target.slot, d, ctx));
       break;
