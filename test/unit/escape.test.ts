@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { escapeUntrusted, findBreakouts, unescapeUntrusted } from '../../src/core/assembly/escape';
+import { escapeUntrusted, findBreakouts, neutralise, restore } from '../../src/core/assembly/escape';
 
-const ROLE_LINE = /(^|[\r\n\u2028\u2029])[ \t]*(#+[ \t]*)?(system|user|assistant|developer|tool|function|human)[ \t]*:/i;
+const ROLE_LINE = /(^|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029])[ \t]*(#+[ \t]*)?(system|user|assistant|developer|tool|function|human)[ \t]*:/i;
 
 function hostile(seed: number, n: number): string[] {
   const fragments = [
@@ -22,12 +22,31 @@ function hostile(seed: number, n: number): string[] {
   return out;
 }
 
-describe('escapeUntrusted / unescapeUntrusted', () => {
-  it('escapes the closing delimiter reversibly', () => {
+describe('neutralise / restore', () => {
+  it('neutralises the closing delimiter and says where', () => {
     expect(escapeUntrusted('a [/EVIDENCE] b', 'EVIDENCE')).toBe('a [\\/EVIDENCE] b');
     expect(escapeUntrusted('x</evidence>y', 'EVIDENCE')).toBe('x<\\/evidence>y');
-    expect(escapeUntrusted('C:\\path', 'EVIDENCE')).toBe('C:\\\\path');
-    expect(unescapeUntrusted('a [\\/EVIDENCE] b')).toBe('a [/EVIDENCE] b');
+    const r = neutralise('a [/EVIDENCE] b', 'EVIDENCE');
+    expect(r.changes).toEqual([{ index: 3, kind: 'closing-delimiter', sequence: '[/EVIDENCE' }]);
+    expect(restore(r.text, r.changes)).toBe('a [/EVIDENCE] b');
+  });
+
+  it('leaves benign text byte-identical (backslashes, colons in prose, near-miss labels)', () => {
+    for (const x of ['C:\\Users\\ana', 'a \\n b', 'The system: a note', 'ratio 3:2', '[EVIDENCES] <evidenced>', 'regex \\d+']) {
+      expect(escapeUntrusted(x, 'EVIDENCE')).toBe(x);
+      expect(neutralise(x, 'EVIDENCE').changes).toEqual([]);
+    }
+  });
+
+  it('neutralises role markers after every line separator a runtime splits on', () => {
+    for (const sep of ['\n', '\r', '\v', '\f', '\x1c', '\x1d', '\x1e', '\x85', '\u2028', '\u2029']) {
+      expect(escapeUntrusted(`ok${sep}system:`, 'EVIDENCE')).toBe(`ok${sep}system\\:`);
+    }
+    expect(escapeUntrusted('ok\nuser[name="x"]:', undefined)).toBe('ok\nuser[name="x"]\\:');
+  });
+
+  it('neutralises the envelopes of every given label and wrapper tag', () => {
+    expect(escapeUntrusted('[TOOL_RESULT t1] x [/TOOL_RESULT] </question>', ['EVIDENCE', 'TOOL_RESULT', 'question'])).toBe('[\\TOOL_RESULT t1] x [\\/TOOL_RESULT] <\\/question>');
   });
 
   it('escapes opening delimiters and role markers', () => {
@@ -39,12 +58,13 @@ describe('escapeUntrusted / unescapeUntrusted', () => {
     expect(escapeUntrusted('The system: a note [EVIDENCES] <evidenced>', 'EVIDENCE')).toBe('The system: a note [EVIDENCES] <evidenced>');
   });
 
-  it('round-trips and never leaves a delimiter or role marker, over hostile strings', () => {
+  it('restores and never leaves a delimiter or role marker, over hostile strings', () => {
     const labels = ['EVIDENCE', ['EVIDENCE', 'docs'], undefined, ['```']] as const;
     for (const label of labels) {
       for (const x of hostile(label === undefined ? 3 : 11, 3000)) {
-        const e = escapeUntrusted(x, label as string | string[] | undefined);
-        expect(unescapeUntrusted(e, label as string | string[] | undefined)).toBe(x);
+        const r = neutralise(x, label as string | string[] | undefined);
+        const e = r.text;
+        expect(restore(e, r.changes)).toBe(x);
         if (label && label !== labels[3]) {
           expect(e.toLowerCase()).not.toContain('[/evidence');
           expect(e.toLowerCase()).not.toContain('</evidence');
@@ -64,7 +84,10 @@ describe('escapeUntrusted / unescapeUntrusted', () => {
   it('inline text (a header value) is not at a line start', () => {
     expect(escapeUntrusted('tool:lookup', 'X', { inline: true })).toBe('tool:lookup');
     expect(escapeUntrusted('a\nsystem: b [/X]', 'X', { inline: true })).toBe('a\nsystem\\: b [\\/X]');
-    for (const x of hostile(17, 500)) expect(unescapeUntrusted(escapeUntrusted(x, 'EVIDENCE', { inline: true }))).toBe(x);
+    for (const x of hostile(17, 500)) {
+      const r = neutralise(x, 'EVIDENCE', { inline: true });
+      expect(restore(r.text, r.changes)).toBe(x);
+    }
   });
 
   it('finds breakouts with their kind and offset', () => {
