@@ -46,8 +46,9 @@ export function slotTitle(s: SlotSummary, a: TemplateAnalysis): string {
   } else {
     parts.push(s.budget !== undefined ? `budget ${num(s.budget)} tok` : 'no budget');
   }
-  if (!declared) parts.push('not in config');
-  else if (a.config) parts.push(trustLabel(s));
+  if (!a.config) parts.push('trust unknown (no context config)');
+  else if (!declared) parts.push('not in config');
+  else parts.push(trustLabel(s));
   if (s.required) parts.push('required');
   return parts.join(' · ');
 }

@@ -92,8 +92,10 @@ export interface SnapshotInput {
 
 export function previewReply(input: SnapshotInput): PreviewReply {
   const a = input.analysis;
-  if (!a.config) return { empty: `${basename(a.path)} has no context config: add \`context:\` to its front matter or a sibling ${basename(a.path).replace(/\.(prompt|prompty)$/, '')}.context.yaml.` };
   const asm = a.assembly;
+  if (!a.config && (!asm || !a.fixture)) {
+    return { empty: `${basename(a.path)} has no context config and no sample data: add \`sample:\` (Prompty) or \`input.default\` (dotprompt) to its front matter, a fixture that names it, or a context config (“Create context config”).` };
+  }
   if (!asm || !a.fixture) {
     return {
       empty: a.fixtures.length

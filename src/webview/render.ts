@@ -453,6 +453,33 @@ function omittedSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations):
   });
 }
 
+/** Every sequence of untrusted text that was neutralised (a backslash inserted) before it was sent. */
+function neutralisedSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): HTMLElement | undefined {
+  const list = s.result.trace.neutralised ?? [];
+  if (list.length === 0) return undefined;
+  return section(ctx, 'neutralised', 'Neutralised in untrusted text', el('span', { class: 'warn-text' }, `${fmt(list.length)} changed`), () => {
+    const { shown, more } = limitedRows(ctx, 'neutralised', list);
+    const table = el('table', { class: 'grid-table neutralised-table' });
+    table.appendChild(el('caption', { class: 'sr-only' }, 'Sequences of untrusted text that could forge an envelope, a wrapper or a role marker, each with a backslash inserted'));
+    table.appendChild(el('thead', null, el('tr', null, ...['Slot', 'Item', 'Offset', 'Sequence'].map((h, i) => el('th', { class: i === 2 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
+    const tbody = el('tbody');
+    for (const n of shown) {
+      tbody.appendChild(
+        el(
+          'tr',
+          null,
+          el('td', null, visibleNode(n.slot)),
+          el('td', null, n.id ? revealButton(ctx, n.id, loc.item(n.slot, n.id), `item ${n.id}`) : '—'),
+          el('td', { class: 'num' }, fmt(n.offset)),
+          el('td', { class: 'reason' }, el('code', { class: 'reason-code' }, visibleNode(n.sequence)), ' ', el('span', null, n.kind.replace(/-/g, ' ') + (n.field ? ' (metadata)' : ''))),
+        ),
+      );
+    }
+    table.appendChild(tbody);
+    return [el('div', { class: 'table-wrap' }, table), more];
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Messages
 // ---------------------------------------------------------------------------
@@ -577,7 +604,7 @@ export function renderSnapshot(root: HTMLElement, s: PreviewSnapshot, ctx: Rende
     main.appendChild(el('div', { class: 'banner error', attrs: { role: 'alert' } }, el('strong', null, 'Assembly failed: '), s.result.error ?? 'unknown error'));
   }
   const side = el('div', { class: 'col col-numbers', attrs: { 'data-scroll-key': 'numbers' } });
-  append(side, [budgetSection(s, ctx), slotsSection(s, ctx, loc), findingsSection(s, ctx), keptSection(s, ctx, loc), omittedSection(s, ctx, loc)]);
+  append(side, [budgetSection(s, ctx), slotsSection(s, ctx, loc), findingsSection(s, ctx), keptSection(s, ctx, loc), omittedSection(s, ctx, loc), neutralisedSection(s, ctx, loc)]);
   const request = el('div', { class: 'col col-request', attrs: { 'data-scroll-key': 'request' } }, messagesSection(s, ctx, loc));
   main.appendChild(el('div', { class: 'layout' }, side, request));
   frag.appendChild(main);

@@ -298,7 +298,7 @@ interface ETok {
   e: number;
 }
 
-const KEYWORDS = new Set(['and', 'or', 'not', 'in', 'is', 'if', 'else', 'elif', 'true', 'false', 'none', 'True', 'False', 'None', 'recursive', 'as', 'with', 'without', 'context', 'ignore', 'missing']);
+const KEYWORDS = new Set(['and', 'or', 'not', 'in', 'is', 'if', 'else', 'elif', 'true', 'false', 'none', 'True', 'False', 'None', 'recursive', 'as', 'with', 'without', 'ignore', 'missing']);
 
 function lexExpr(text: string, start: number, end: number): ETok[] {
   const out: ETok[] = [];
