@@ -90,7 +90,7 @@ export interface LensOptions {
 export async function tokenCodeLenses(wb: Workbench, opts: LensOptions = {}): Promise<{ lenses: string[]; request: number[] }> {
   const {
     file = 'sdk-qa/sdk-qa.prompt',
-    requestLens = /^request [\d,]+ \/ 16,000 tok/,
+    requestLens = /^input [\d,]+ tok · \+ output [\d,]+ \+ margin [\d,]+ = [\d,]+ \/ 16,000/,
     slotLenses = [/^evidence · [\d,]+ \/ 3,000 tok · \d+ of \d+ items · untrusted/, /^question · [\d,]+ \/ 300 tok/],
   } = opts;
   const { page } = wb;
@@ -102,9 +102,13 @@ export async function tokenCodeLenses(wb: Workbench, opts: LensOptions = {}): Pr
     return ok ? texts : undefined;
   }, { timeoutMs: 45_000, intervalMs: 500 });
   await screenshot(page, 'code-lenses');
-  const request = numbersIn(lenses.find((t) => requestLens.test(t)) ?? '');
-  // used <= window: the lens numbers are a count and its limit, not two unrelated figures.
-  expect(request[0]).toBeLessThanOrEqual(request[1] ?? 0);
+  // "input 272 tok · + output 1,500 + margin 1,200 = 2,972 / 12,000": [input, output, margin, total, window].
+  const request = numbersIn((lenses.find((t) => requestLens.test(t)) ?? '').split(' · fixture')[0].split(' · no fixture')[0]);
+  // The equation adds up, and the total is within the window.
+  if (request.length >= 5) {
+    expect(request[0] + request[1] + request[2]).toBe(request[3]);
+    expect(request[3]).toBeLessThanOrEqual(request[4]);
+  }
   return { lenses, request };
 }
 
@@ -113,6 +117,8 @@ export interface PreviewOptions {
   command?: string;
   /** Texts the panel must contain once it has rendered the assembled request. */
   expectTexts?: string[];
+  /** Name of the screenshot (test-results/e2e/<shot>.png). */
+  shot?: string;
 }
 
 /**
@@ -126,13 +132,14 @@ export async function previewPanelNumbers(wb: Workbench, opts: PreviewOptions = 
     file = 'sdk-qa/sdk-qa.prompt',
     command = 'Context Lens: Preview Assembled Request',
     expectTexts = ['16,000', '9,800', 'ev_0192', 'ev_0077', 'filtered:version', 'duplicate-of:ev_0240'],
+    shot = 'preview-panel',
   } = opts;
   const { page } = wb;
   await hidePanel(page);
   await openFile(page, file);
   await runCommand(page, command);
   const { text } = await findFrameText(page, (t) => expectTexts.every((e) => t.includes(e)), { timeoutMs: 45_000 });
-  await screenshot(page, 'preview-panel');
+  await screenshot(page, shot);
   for (const e of expectTexts) expect(text).toContain(e);
   return { text, numbers: numbersIn(text) };
 }

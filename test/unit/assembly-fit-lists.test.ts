@@ -133,7 +133,7 @@ describe('renderTexts spells out the same messages as render', () => {
   for (const [name, tpl] of layouts) {
     for (const label of [true, false]) {
       it(`${name}, ${label ? 'labelled' : 'unlabelled'}`, () => {
-        const r = new Renderer(tpl, slotStates(label, label));
+        const r = new Renderer(tpl, slotStates(label, label), undefined);
         for (const kept of [items, items.slice(1, 2), items.slice(0, 7).reverse(), items.filter((_, i) => i % 3 !== 0), []]) {
           const map = new Map([['evidence', kept], ['q', [q]]]);
           const rendered = r.render(map).map((m) => m.content);

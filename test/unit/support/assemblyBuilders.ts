@@ -42,6 +42,31 @@ export const t = {
   msg: (role: Role, ...nodes: TemplateNode[]): TemplateMessage => ({ role, markerSpan: span(), span: span(), nodes }),
 };
 
+/** Template nodes as Handlebars source (text with `{{` escaped). */
+export function hbs(nodes: readonly TemplateNode[]): string {
+  let out = '';
+  for (const n of nodes) {
+    switch (n.type) {
+      case 'text':
+        out += n.text.replace(/\{\{/g, '\\{{');
+        break;
+      case 'var':
+        out += `{{${n.path.join('.')}}}`;
+        break;
+      case 'each':
+        out += `{{#each ${n.path.join('.')}${n.alias ? ` as |${n.alias}|` : ''}}}${hbs(n.body)}${n.inverse ? `{{else}}${hbs(n.inverse)}` : ''}{{/each}}`;
+        break;
+      case 'if':
+        out += `{{#${n.negate ? 'unless' : 'if'} ${n.path.join('.')}}}${hbs(n.body)}${n.inverse ? `{{else}}${hbs(n.inverse)}` : ''}{{/${n.negate ? 'unless' : 'if'}}}`;
+        break;
+      case 'history':
+        out += '{{history}}';
+        break;
+    }
+  }
+  return out;
+}
+
 /** A template from messages; `uses` are derived from top-level references, `delimiters` mark enclosed uses. */
 export function template(messages: TemplateMessage[], opts: { path?: string; delimiters?: Record<string, string> } = {}): TemplateDoc {
   const uses: SlotUse[] = [];
@@ -68,7 +93,8 @@ export function template(messages: TemplateMessage[], opts: { path?: string; del
   return {
     path: opts.path ?? '/ws/support.prompt',
     format: 'prompt',
-    text: JSON.stringify(messages.map((m) => m.role)),
+    // The engine renders the text: the nodes written back as dotprompt (Handlebars) source.
+    text: messages.map((m) => `{{role "${m.role}"}}${hbs(m.nodes)}`).join(''),
     bodySpan: { start: 0, end: 1 },
     messages,
     uses,
