@@ -162,8 +162,8 @@ export class Renderer {
           if (slotName !== undefined) {
             part.slot = slotName;
             const state = this.states.get(slotName);
-            if (r.item >= 0 && this.ids.has(slotName)) {
-              const id = this.ids.get(slotName)![r.item];
+            if (r.item >= 0) {
+              const id = this.ids.get(slotName)?.get(r.item);
               if (id !== undefined) part.itemId = id;
             }
             if (state?.untrusted && this.escape) part.untrusted = true;
@@ -184,13 +184,14 @@ export class Renderer {
     return out;
   }
 
-  /** Item ids by slot of the last values built, for decoding item marks. */
-  private ids = new Map<string, string[]>();
+  /** Item ids by slot and fixture index (the number an item's marks carry), for decoding. */
+  private readonly ids = new Map<string, Map<number, string>>();
+  /** The engine value of each item, marked and plain, made once per item and slot settings. */
+  private readonly itemValues = new WeakMap<WorkItem, { marked?: ItemValue; plain?: ItemValue; neutralised: Rendered['neutralised'] }>();
 
   private values(kept: ReadonlyMap<string, readonly WorkItem[]>, marks: boolean, neutralised: Rendered['neutralised']): EngineValues {
     const input: Record<string, unknown> = {};
     let messages: EngineValues['messages'];
-    this.ids = new Map();
     this.names.forEach((name, slotNo) => {
       const m = (text: string, item = -1) => (marks && !MARK_CHARS.test(text) ? mark(text, slotNo, item) : text);
       const state = this.states.get(name);
@@ -204,7 +205,9 @@ export class Renderer {
         return;
       }
       const items = kept.get(name) ?? [];
-      this.ids.set(name, items.map((i) => i.id));
+      let ids = this.ids.get(name);
+      if (!ids) this.ids.set(name, (ids = new Map()));
+      for (const it of items) ids.set(it.index, it.id);
       if (!state.config && fixtureValue?.type === 'items' && fixtureValue.raw && state.kind !== 'history') {
         // A list no config declares is the template's plain data, as the runtime would get it.
         input[name] = markDeep(fixtureValue.raw, (s) => m(s));
@@ -212,38 +215,59 @@ export class Renderer {
       }
       if (state.isText) {
         const item = items[0];
-        input[name] = item ? m(this.unit(item, state, neutralised), 0) : '';
+        input[name] = item ? m(this.unit(item, state, neutralised), item.index) : '';
         return;
       }
-      const values = items.map((item, i) => {
-        const esc = (s: string | undefined) => (s === undefined ? undefined : m(this.escapeText(s, state, item, neutralised, true), i));
-        const text = m(this.escaped(item, state, neutralised).text, i);
-        const fields: Record<string, unknown> = {
-          id: item.hasId ? m(item.id, i) : item.id,
-          text,
-          ...(state.kind === 'history' ? { role: item.role ?? 'user', content: text } : {}),
-          title: esc(item.title),
-          source: esc(item.source),
-          source_type: esc(item.source_type),
-          version: esc(item.version),
-          authority: item.authority,
-          relevance: item.relevance,
-          published_at: esc(item.published_at),
-          expires_at: esc(item.expires_at),
-          at: esc(item.at),
-          tenant: esc(item.tenant),
-          ...(state.kind !== 'history' && item.role ? { role: item.role } : {}),
-        };
-        if (item.merged.length) fields.sources = sourcesOf(item).map((s) => esc(s));
-        for (const [k, v] of Object.entries(item.meta)) if (!(k in fields)) fields[k] = markDeep(v, (s) => m(this.escapeText(s, state, item, neutralised, true), i));
-        return new ItemValue(m(this.unit(item, state, neutralised), i), fields);
+      const values = items.map((item) => {
+        // Items do not change once built (index.ts, stageMemo): their values are made once.
+        let cached = this.itemValues.get(item);
+        if (!cached) this.itemValues.set(item, (cached = { neutralised: [] }));
+        const hit = marks ? cached.marked : cached.plain;
+        if (hit) {
+          neutralised.push(...cached.neutralised);
+          return hit;
+        }
+        const own: Rendered['neutralised'] = [];
+        const v = this.itemValue(item, state, marks ? m : (t: string) => t, own);
+        if (marks) cached.marked = v;
+        else cached.plain = v;
+        cached.neutralised = own;
+        neutralised.push(...own);
+        return v;
       });
       input[name] = ItemList.of2(values, m(ITEM_SEPARATOR));
       if (state.kind === 'history' && this.template.format === 'prompt' && !messages) {
-        messages = items.map((item, i) => ({ role: dotpromptRole(item.role ?? 'user'), content: [{ text: m(this.escaped(item, state, neutralised).text, i) }] }));
+        messages = items.map((item) => ({ role: dotpromptRole(item.role ?? 'user'), content: [{ text: m(this.escaped(item, state, []).text, item.index) }] }));
       }
     });
     return { input, ...(messages ? { messages } : {}) };
+  }
+
+  /** An item as the engine sees it: prints as its unit, with its fields. */
+  private itemValue(item: WorkItem, state: SlotState, m: (text: string, item?: number) => string, neutralised: Rendered['neutralised']): ItemValue {
+    const i = item.index;
+    const esc = (s: string | undefined) => (s === undefined ? undefined : m(this.escapeText(s, state, item, neutralised, true), i));
+    const text = m(this.escaped(item, state, neutralised).text, i);
+    const fields: Record<string, unknown> = {
+      id: item.hasId ? m(item.id, i) : item.id,
+      text,
+      ...(state.kind === 'history' ? { role: item.role ?? 'user', content: text } : {}),
+      title: esc(item.title),
+      source: esc(item.source),
+      source_type: esc(item.source_type),
+      version: esc(item.version),
+      authority: item.authority,
+      relevance: item.relevance,
+      published_at: esc(item.published_at),
+      expires_at: esc(item.expires_at),
+      at: esc(item.at),
+      tenant: esc(item.tenant),
+      ...(state.kind !== 'history' && item.role ? { role: item.role } : {}),
+    };
+    if (item.merged.length) fields.sources = sourcesOf(item).map((s) => esc(s));
+    for (const [k, v] of Object.entries(item.meta)) if (!(k in fields)) fields[k] = markDeep(v, (s) => m(this.escapeText(s, state, item, neutralised, true), i));
+    // The unit's neutralisations are the text's, already listed above.
+    return new ItemValue(m(this.unit(item, state, []), i), fields);
   }
 
   /** What an item prints as: its escaped text, in its envelope when the slot has a label. */
