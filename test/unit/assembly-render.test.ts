@@ -36,18 +36,18 @@ describe('render', () => {
     expect(r.trace.retained.map((i) => i.id)).toEqual(['notes_1', 'notes_2', 'q_1']);
   });
 
-  it('each resolves this, this.field, alias.field, @index, loop.index and bare fields', () => {
+  it('each resolves this, this.field, alias.field, @index and bare fields as Handlebars does (loop.index is Jinja: empty here)', () => {
     const tpl = template([
       t.msg('user', t.each('evidence', [t.v('@index'), t.text(':'), t.v('this', 'id'), t.text('='), t.v('title'), t.text(';')]), t.text('|'), t.each('evidence', [t.v('loop', 'index'), t.text(' '), t.v('d', 'source'), t.text(' '), t.v('d', 'text'), t.text(';')], 'd')),
     ]);
     const r = run(tpl, big({ evidence: { kind: 'evidence', trust: 'trusted' } }), fixture({ evidence: docs }));
-    expect(r.messages[0].content).toBe('0:ev_1=Retry;1:ev_2=;|1 docs/retry Retries 429.;2 kb/7 Use keys.;');
+    expect(r.messages[0].content).toBe('0:ev_1=Retry;1:ev_2=;| docs/retry Retries 429.; kb/7 Use keys.;');
   });
 
-  it('each wraps each iteration of a labelled slot in its envelope, keeping the body whitespace outside', () => {
-    const tpl = template([t.msg('user', t.each('evidence', [t.text('\n- '), t.v('this', 'text'), t.text('\n')]))]);
+  it('in a labelled slot {{this}} prints the item in its envelope, {{this.text}} the text alone', () => {
+    const tpl = template([t.msg('user', t.each('evidence', [t.text('- '), t.v('this'), t.text('\n')]), t.text('|'), t.each('evidence', [t.v('this', 'text'), t.text(';')]))]);
     const r = run(tpl, big({ evidence: { kind: 'evidence', label: 'DOC', trust: 'untrusted' } }), fixture({ evidence: docs }));
-    expect(r.messages[0].content).toBe('[DOC ev_1]\nTitle: Retry\nVersion: 4.2\nSource: docs/retry\nContent:\n- Retries 429.\n[/DOC]\n\n[DOC ev_2]\nSource: kb/7\nContent:\n- Use keys.\n[/DOC]');
+    expect(r.messages[0].content).toBe('- [DOC ev_1]\nTitle: Retry\nVersion: 4.2\nSource: docs/retry\nContent:\nRetries 429.\n[/DOC]\n- [DOC ev_2]\nSource: kb/7\nContent:\nUse keys.\n[/DOC]\n|Retries 429.;Use keys.;');
   });
 
   it('does not wrap twice when the template writes the envelope itself', () => {
@@ -79,15 +79,15 @@ describe('render', () => {
     expect(run(tpl, cfg).messages[0].content).toBe('none|U|no docs|0');
   });
 
-  it('history splits the message it sits in; messages left empty are dropped', () => {
+  it('history splits the message it sits in, and what follows it is a model turn (dotprompt)', () => {
     const tpl = template([t.msg('system', t.text('Rules.\n'), t.history(), t.text('\nAfter.')), t.msg('user', t.v('question'))]);
     const cfg = big({ history: { kind: 'history', trust: 'untrusted' }, question: { kind: 'user', trust: 'untrusted' } });
     const r = run(tpl, cfg, fixture({ history: [{ role: 'user', text: 'Q1' }, { role: 'assistant', text: 'A1' }] }));
-    expect(r.messages.map((m) => [m.role, m.content])).toEqual([
-      ['system', 'Rules.'],
-      ['user', 'Q1'],
-      ['assistant', 'A1'],
-      ['system', 'After.'],
+    expect(r.messages.map((m) => [m.role, m.content, m.runtimeRole])).toEqual([
+      ['system', 'Rules.\n', undefined],
+      ['user', 'Q1', undefined],
+      ['assistant', 'A1', 'model'],
+      ['assistant', '\nAfter.', 'model'],
     ]);
   });
 

@@ -96,7 +96,17 @@ export class Renderer {
     this.escape = options.escape ?? true;
     this.names = [...slots.keys()];
     for (const name of Object.keys(fixture?.slots ?? {})) if (!slots.has(name)) this.names.push(name);
+    // A labelled slot whose every printed use sits inside its own label's delimiter (the template
+    // writes `[EVIDENCE] … [/EVIDENCE]` itself): its items are not wrapped a second time.
+    for (const [name, st] of slots) {
+      if (!st.label) continue;
+      const printed = template.uses.filter((u) => u.slot === name && u.form !== 'if');
+      if (printed.length && printed.every((u) => u.delimiter && u.delimiter.toLowerCase() === st.label!.toLowerCase())) this.selfWrapped.add(name);
+    }
   }
+
+  /** Slots whose envelopes the template writes itself. */
+  private readonly selfWrapped = new Set<string>();
 
   /** Renders with `kept` (slot -> ordered kept items). */
   render(kept: ReadonlyMap<string, readonly WorkItem[]>): RenderedMessage[] {
@@ -273,7 +283,7 @@ export class Renderer {
   /** What an item prints as: its escaped text, in its envelope when the slot has a label. */
   private unit(item: WorkItem, slot: SlotState, neutralised: Rendered['neutralised']): string {
     const text = this.escaped(item, slot, neutralised).text;
-    if (!slot.label) return text;
+    if (!slot.label || this.selfWrapped.has(slot.name)) return text;
     const env = this.envelopeOf(item, slot);
     return env.open + trimLineBreaks(text) + env.close;
   }
