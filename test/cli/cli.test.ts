@@ -46,12 +46,11 @@ model: gpt-4o
 {{policy}}
 Tools you may call: {{tools}}
 {{history}}
-{{#role "user"}}
+{{role "user"}}
 {{evidence}}
 <question>
 {{question}}
 </question>
-{{/role}}
 `;
 
 beforeAll(() => {
@@ -140,7 +139,7 @@ describe('ctxlens check', () => {
 
   it('reports a planted defect with 1-based text positions and exit 1', () => {
     const dir = workspace({
-      'bad.prompt': `---\nmodel: gpt-4o\n---\n{{role "system"}}\nYou help.\n{{#role "user"}}\n{{question}} {{mystery}}\n{{/role}}\n`,
+      'bad.prompt': `---\nmodel: gpt-4o\n---\n{{role "system"}}\nYou help.\n{{role "user"}}\n{{question}} {{mystery}}\n`,
       'bad.context.yaml': `window: 8000\noutput: 1000\nslots:\n  question: { kind: user, trust: untrusted, required: true, budget: 400 }\n`,
     });
     const r = ctxlens(['check', 'bad.prompt'], { cwd: dir });
@@ -168,7 +167,7 @@ describe('ctxlens check', () => {
 
   it('fails on warnings beyond --max-warnings', () => {
     const dir = workspace({
-      'w.prompt': `{{#role "user"}}<q>{{question}}</q>{{/role}}\n`,
+      'w.prompt': `{{role "user"}}<q>{{question}}</q>\n`,
       'w.context.yaml': `window: 8000\nslots:\n  question: { kind: user, budget: 400 }\n`,
     });
     expect(ctxlens(['check', '.'], { cwd: dir }).code).toBe(0);
@@ -204,7 +203,7 @@ describe('ctxlens assemble', () => {
 
   it('exits 1 with a clear error when required slots alone exceed the input budget', () => {
     const dir = workspace({
-      't.prompt': `{{role "system"}}\n{{policy}}\n{{#role "user"}}<q>{{question}}</q>{{/role}}\n`,
+      't.prompt': `{{role "system"}}\n{{policy}}\n{{role "user"}}<q>{{question}}</q>\n`,
       't.context.yaml': `window: 300\noutput: 100\ntokenizer: chars4\nslots:\n  policy: { kind: policy, trust: trusted, required: true, budget: 100 }\n  question: { kind: user, trust: untrusted, required: true, budget: 50 }\nfixtures: ['*.fixture.yaml']\n`,
       'big.fixture.yaml': `slots:\n  policy: "${'p'.repeat(2000)}"\n  question: hi\n`,
     });

@@ -314,7 +314,7 @@ describe('pending edits and cancellation', () => {
     const first = await lensesNow();
     const line = evidenceLine(first);
     // Two new lines above {{evidence}}: the pending analysis' lenses are mapped onto the new text.
-    const at = slow.text(uri).indexOf('{{#role "user"}}');
+    const at = slow.text(uri).indexOf('{{role "user"}}');
     await slow.edit(uri, at, at, 'A new line.\nAnother one.\n');
     const pending = await lensesNow();
     expect(pending).toHaveLength(first.length);

@@ -58,7 +58,8 @@ describe('assemble: the SDK-retry request', () => {
   it('builds the request by role with labelled, escaped evidence', () => {
     expect(r.ok).toBe(true);
     expect(r.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
-    expect(r.messages[0].content).toBe('You answer questions about the SDK.\nAnswer only from the evidence. Cite evidence ids.');
+    // As dotprompt sends it: the text up to {{history}}, untrimmed.
+    expect(r.messages[0].content).toBe('You answer questions about the SDK.\nAnswer only from the evidence. Cite evidence ids.\n');
     expect(r.messages[1].content).toBe('I upgraded the SDK yesterday.');
     const user = r.messages[3].content;
     expect(user).toContain(

@@ -138,10 +138,15 @@ describe('parseFixture: problems at the node', () => {
       check: (d) => expect(d.slots.history.type === 'items' && d.slots.history.items[0]).toMatchObject({ role: 'assistant', text: 'earlier answer' }),
     },
     {
-      name: 'a slot value of the wrong shape',
-      text: 'slots:\n  policy: { path: a.md }\n  question: fine\n',
-      findings: [['{ path: a.md }', /Slot 'policy': expected a string, \{ file: path \} or a list of items/]],
-      check: (d) => expect(Object.keys(d.slots)).toEqual(['question']),
+      name: 'a mapping without file: or text: is a structured value, typed as written',
+      text: 'slots:\n  policy: { path: a.md, n: 0, on: false }\n  question: fine\n  show: false\n  tags: [{ k: 1 }]\n',
+      findings: [],
+      check: (d) => {
+        expect(Object.keys(d.slots)).toEqual(['policy', 'question', 'show', 'tags']);
+        expect(d.slots.policy).toMatchObject({ type: 'data', value: { path: 'a.md', n: 0, on: false } });
+        expect(d.slots.show).toMatchObject({ type: 'data', value: false });
+        expect(d.slots.tags).toMatchObject({ type: 'data', value: [{ k: 1 }] });
+      },
     },
     {
       name: 'a malformed file reference',

@@ -695,5 +695,31 @@ export function parseDotpromptBody(path: string, text: string, bodyStart: number
   const { program, source } = parseTolerant(path, shield.feed, bodyStart, findings);
   const walker = new Walker(path, text, bodyStart, source, findings, shield.restore);
   const messages = walker.messages(program);
+  findings.push(...roleBlockFindings(path, text, bodyStart));
   return { messages, uses: walker.uses, findings };
+}
+
+/**
+ * dotprompt's `role` helper is not a block helper: `{{#role "user"}}…{{/role}}` renders the role
+ * marker and drops everything up to `{{/role}}` (Handlebars never calls the block's body). Said at
+ * the tag, with the fix that writes the marker form.
+ */
+function roleBlockFindings(path: string, text: string, bodyStart: number): Finding[] {
+  const out: Finding[] = [];
+  const open = /\{\{(~?)#role(\s+("[^"\n]{0,40}"|'[^'\n]{0,40}'))\s*(~?)\}\}/g;
+  open.lastIndex = bodyStart;
+  for (let m = open.exec(text); m; m = open.exec(text)) {
+    const span = { start: m.index, end: m.index + m[0].length };
+    const close = /\{\{~?\/role\s*~?\}\}/g;
+    close.lastIndex = span.end;
+    const c = close.exec(text);
+    const edits = [{ path, span, newText: `{{${m[1]}role${m[2]}${m[4]}}}` }];
+    if (c) edits.push({ path, span: { start: c.index, end: c.index + c[0].length }, newText: '' });
+    out.push(
+      finding('unsupported-feature', path, span, `dotprompt renders {{#role …}} as its role marker and drops the block's body up to {{/role}} (the role helper is not a block helper), so nothing inside it is sent. Write {{role ${m[3]}}} before the text instead.`, {
+        fixes: [{ title: `Write {{role ${m[3]}}} instead of a role block`, edits, preferred: true }],
+      }),
+    );
+  }
+  return out;
 }
