@@ -24,7 +24,7 @@ export const RULES: readonly RuleInfo[] = [
   { id: 'template-invalid', severity: 'error', category: 'config', description: 'The template front matter or body cannot be parsed.' },
   { id: 'fixture-invalid', severity: 'error', category: 'config', description: 'The fixture is not valid YAML/JSON or does not have the fixture shape.' },
   { id: 'file-reference', severity: 'error', category: 'config', description: 'A `{ file: ... }` or `context:` path is missing, unreadable or outside the workspace.' },
-  { id: 'unsupported-feature', severity: 'warning', category: 'config', description: "A template construct the engine cannot render exactly as the format's runtime does; the preview and counts do not cover it." },
+  { id: 'unsupported-feature', severity: 'warning', category: 'config', description: "A template construct the format's runtime does not render as written (a dotprompt {{#role}} block), or that Context Lens cannot render exactly as the runtime does." },
   { id: 'config-missing', severity: 'info', category: 'config', description: 'A template has no context config, so budgets and trust cannot be checked.' },
   // Budget equation.
   { id: 'budget-overflow', severity: 'error', category: 'budget', description: 'Slot budgets + reserved output + margin exceed the window (or the input limit).' },
