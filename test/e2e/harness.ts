@@ -70,6 +70,31 @@ export interface WorkbenchOptions {
   /** Extra files written into the workspace copy, relative path -> content. */
   files?: Record<string, string>;
   settings?: Record<string, unknown>;
+  /** More .vsix files installed into the profile after Context Lens's (e.g. the suite runner). */
+  extraExtensions?: string[];
+  /**
+   * Environment variables for code-server, and so for the extension host it starts when the
+   * browser connects (e.g. where the suite runner writes its results).
+   */
+  env?: Record<string, string>;
+}
+
+/**
+ * Runs `fn` with `env` added to process.env (child processes spawned meanwhile inherit it) and puts
+ * the previous values back afterwards.
+ */
+async function withEnv<T>(env: Record<string, string> | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!env || Object.keys(env).length === 0) return fn();
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
 }
 
 /**
@@ -88,6 +113,7 @@ export async function startWorkbench(opts: WorkbenchOptions = {}): Promise<Workb
   let browser: Browser | undefined;
   try {
     installExtension(profile, vsix);
+    for (const extra of opts.extraExtensions ?? []) installExtension(profile, extra);
     phase('extension installed');
     const workspace = join(profile.root, 'workspace');
     const source = opts.source ?? join(REPO_ROOT, 'examples');
@@ -97,7 +123,7 @@ export async function startWorkbench(opts: WorkbenchOptions = {}): Promise<Workb
       mkdirSync(dirname(join(workspace, rel)), { recursive: true });
       writeFileSync(join(workspace, rel), content);
     }
-    server = await startCodeServer({ profile });
+    server = await withEnv(opts.env, () => startCodeServer({ profile }));
     phase(`code-server listening on ${server.baseUrl}`);
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
