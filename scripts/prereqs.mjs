@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Installs what the test tiers and the demo need beyond `npm ci`, idempotently and fast when all is
-// present: Debian's chromium (webview and end-to-end tiers), the native build tools code-server's
+// present: Debian's chromium (webview and end-to-end tiers) and neovim (test/lsp/neovim.test.ts,
+// installed along with chromium, so not for the demo), the native build tools code-server's
 // install needs (libkrb5-dev, pkg-config, make, g++, python3), and the pinned code-server + Node 24 in
 // .cache/code-server/ (see scripts/code-server.mjs), and Python's jinja2 as the oracle of the Jinja
 // differential tests. Called by `npm test` (scripts/test.mjs) and by
@@ -17,10 +18,11 @@ function onPath(cmd) {
   return (process.env.PATH ?? '').split(delimiter).some((d) => d && existsSync(join(d, cmd)));
 }
 
-/** Debian packages still missing for what is asked: chromium, and the build tools if code-server must be built. */
-export function missingAptPackages({ chromium = true, codeServerBuild = !isCodeServerInstalled() } = {}) {
+/** Debian packages still missing for what is asked: chromium, neovim, and the build tools if code-server must be built. */
+export function missingAptPackages({ chromium = true, neovim = chromium, codeServerBuild = !isCodeServerInstalled() } = {}) {
   const missing = [];
   if (chromium && !existsSync(CHROMIUM)) missing.push('chromium');
+  if (neovim && !onPath('nvim')) missing.push('neovim');
   if (codeServerBuild) {
     if (!existsSync('/usr/include/krb5.h') && !existsSync('/usr/include/krb5/krb5.h')) missing.push('libkrb5-dev');
     if (!onPath('pkg-config')) missing.push('pkg-config');
