@@ -49,7 +49,7 @@ describe('ctxlens check examples/', () => {
     expect(j.summary).toEqual({
       errors: planted.filter((p) => p.includes(' error ')).length,
       warnings: planted.filter((p) => p.includes(' warning ')).length,
-      infos: 0,
+      infos: planted.filter((p) => p.includes(' info ')).length,
     });
   });
 

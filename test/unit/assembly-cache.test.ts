@@ -98,7 +98,7 @@ function evidenceFixture(n: number): string {
   return lines.join('\n') + '\n';
 }
 
-const TEMPLATE = (extra: string) => `---\ncontext: c.context.yaml\n---\n{{role "system"}}\nAnswer from the material${extra}.\n{{#role "user"}}\n{{evidence}}\n\nQuestion: {{question}}\n{{/role}}\n`;
+const TEMPLATE = (extra: string) => `---\ncontext: c.context.yaml\n---\n{{role "system"}}\nAnswer from the material${extra}.\n{{role "user"}}\n{{evidence}}\n\nQuestion: {{question}}\n`;
 
 /** o200k_base counts that record every text asked for. */
 function countingTokenizer(): { tk: Tokenizer; texts: string[] } {

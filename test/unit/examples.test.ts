@@ -423,7 +423,7 @@ function readmeRows(): Row[] {
   const rows: Row[] = [];
   for (const line of read('README.md').split('\n')) {
     const m = /^\|\s*`([^`]+)`\s*\|\s*(\d+)\s*\|\s*`([a-z-]+)`\s*\|\s*(error|warning|info|hint)\s*\|(.*)\|\s*$/.exec(line);
-    if (m) rows.push({ file: m[1], line: Number(m[2]), rule: m[3], severity: m[4], what: m[5].trim() });
+    if (m && !m[1].startsWith('zero-config/')) rows.push({ file: m[1], line: Number(m[2]), rule: m[3], severity: m[4], what: m[5].trim() });
   }
   return rows;
 }
