@@ -361,10 +361,6 @@ function assembleCmd(args: string[], io: Io): number {
   }
   const host = hostFor(io, [positionals[0], ...(values.fixture ? [values.fixture] : [])]);
   const fixture = values.fixture ? (fs.existsSync(abs(io, values.fixture)) ? abs(io, values.fixture) : values.fixture) : undefined;
-  if (values.fixture && values.fixture !== SAMPLE_FIXTURE && !fs.existsSync(abs(io, values.fixture))) {
-    io.err(`ctxlens: cannot read fixture '${values.fixture}'\n`);
-    return 2;
-  }
   const a = analyzeTemplate(host, file, { fixture, model: values.model });
   if (!a) {
     io.err(`ctxlens: cannot read '${positionals[0]}'\n`);

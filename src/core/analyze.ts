@@ -614,7 +614,7 @@ export function analyzeConfig(host: FileHost, path: string, options: AnalyzeOpti
   }
   const templatesBound = templatesUsing(host, path);
   // A config no template uses yet still gets every rule that needs no template.
-  if (doc.config && !templatesBound.length) findings.push(...configRules(doc));
+  if (doc.config && !templatesBound.length && !doc.findings.some((f) => f.rule === 'config-invalid')) findings.push(...configRules(doc));
   return {
     kind: 'config',
     path,
