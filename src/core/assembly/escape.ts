@@ -59,6 +59,8 @@ function alternatives(labels: readonly string[]): Alternative[] {
     { kind: 'role-marker', source: `((?:^|[\\r\\n\\v\\f\\x1c-\\x1e\\x85\\u2028\\u2029])[ \\t]*(?:#+[ \\t]*)?(?:${ROLE_WORDS})[ \\t]*(?:\\[[^\\]\\r\\n]{0,200}\\])?[ \\t]*)(:)` },
     // Special-token syntax: <|im_start|>, <|endoftext|>, and the full-width variant some models use.
     { kind: 'role-marker', source: '(<)([|\\uFF5C])' },
+    // dotprompt's rendered markers: a value printing <<<dotprompt:role:system>>> really starts a message.
+    { kind: 'role-marker', source: '(<)(<<dotprompt:)' },
     // Template role and history markers: {{role "system"}}, {{#role "user"}}, {{/role}}, {{history}}.
     { kind: 'role-marker', source: `(\\{)(\\{~?\\s*[#/]?\\s*(?:role|history)\\b)` },
   );
