@@ -14,7 +14,69 @@ const targets = [
   { entry: 'src/server/main.ts', outfile: 'dist/server.js', platform: 'node', format: 'cjs' },
   { entry: 'src/extension/main.ts', outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'] },
   { entry: 'src/webview/main.ts', outfile: 'dist/media/webview.js', platform: 'browser', format: 'iife' },
+  // The npm library (docs/LIBRARY.md) as CommonJS and ES module bundles with every dependency
+  // inside. The core's rank data loader looks for tokenizers/ next to `__dirname`; in dist/lib/
+  // that is one folder up, so `__dirname` is defined as dist/ (and, in the ES module, made from
+  // import.meta.url, with a `require` for the CommonJS code bundled in). No source maps: the
+  // tarball ships no maps.
+  {
+    entry: 'src/lib/index.ts',
+    outfile: 'dist/lib/index.cjs',
+    platform: 'node',
+    format: 'cjs',
+    sourcemap: false,
+    define: { __dirname: '__ctxlensDist' },
+    banner: { js: 'var __ctxlensDist = require("node:path").join(__dirname, "..");' },
+  },
+  {
+    entry: 'src/lib/index.ts',
+    outfile: 'dist/lib/index.mjs',
+    platform: 'node',
+    format: 'esm',
+    sourcemap: false,
+    define: { __dirname: '__ctxlensDist' },
+    banner: {
+      js: [
+        'import { createRequire as __ctxlensCreateRequire } from "node:module";',
+        'import { fileURLToPath as __ctxlensFileURLToPath } from "node:url";',
+        'import { dirname as __ctxlensDirname } from "node:path";',
+        'const require = __ctxlensCreateRequire(import.meta.url);',
+        'const __ctxlensDist = __ctxlensDirname(__ctxlensDirname(__ctxlensFileURLToPath(import.meta.url)));',
+      ].join('\n'),
+    },
+  },
+  // `ctxlens serve` on its own: node dist/service.js --port 0 --root prompts
+  { entry: 'src/service/main.ts', outfile: 'dist/service.js', platform: 'node', format: 'cjs' },
 ];
+
+/** Newest modification time of the files under `dir` (ms), for the up-to-date check of generated files. */
+function newest(dir) {
+  let t = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : fs.statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+/**
+ * The library's declarations (dist/lib/types, `types` in package.json) with tsc, when a source or
+ * tsconfig.lib.json changed since they were written: a full run takes seconds, so an unchanged
+ * tree skips it.
+ */
+function writeLibraryTypes() {
+  const marker = path.join(__dirname, 'dist/lib/types/src/lib/index.d.ts');
+  const inputs = Math.max(newest(path.join(__dirname, 'src')), fs.statSync(path.join(__dirname, 'tsconfig.lib.json')).mtimeMs, fs.statSync(path.join(__dirname, 'package.json')).mtimeMs);
+  if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= inputs) return;
+  const r = require('node:child_process').spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.lib.json'], { cwd: __dirname, stdio: 'inherit' });
+  // Type errors are `npm run typecheck`'s to report (tsc still writes the declarations); the
+  // bundles do not depend on them, so they do not fail the build.
+  if (r.status !== 0) console.warn('esbuild.js: tsc -p tsconfig.lib.json reported type errors; the declarations may be incomplete');
+  if (!fs.existsSync(marker)) return;
+  // tsc leaves an unchanged file alone; the marker's time is what the check above compares.
+  const now = new Date();
+  fs.utimesSync(marker, now, now);
+}
 
 async function writeSchema() {
   const out = path.join(__dirname, '.cache', 'schema-gen.js');
@@ -61,6 +123,7 @@ async function main() {
     fs.copyFileSync('src/webview/style.css', 'dist/media/webview.css');
   }
   if (fs.existsSync('dist/cli.js')) fs.chmodSync('dist/cli.js', 0o755);
+  if (fs.existsSync(path.join(__dirname, 'src/lib/index.ts')) && fs.existsSync(path.join(__dirname, 'tsconfig.lib.json'))) writeLibraryTypes();
 }
 
 main().catch((err) => {

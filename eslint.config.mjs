@@ -1,6 +1,7 @@
 // Lint rules that keep the layers in their directions (docs/ARCHITECTURE.md):
-// core -> nothing; server -> core; cli -> core + node; extension -> protocol only (types from core);
-// webview -> protocol only. `import type` across layers is always allowed.
+// core -> nothing; server -> core; cli -> core + node + lib + service; lib (the npm library) -> core
+// + node; service -> lib + core + node; extension -> protocol only (types from core); webview ->
+// protocol only. `import type` across layers is always allowed.
 import tseslint from 'typescript-eslint';
 
 const editorApis = ['vscode', 'vscode-languageserver', 'vscode-languageserver/*', 'vscode-languageclient', 'vscode-languageclient/*', 'vscode-languageserver-textdocument'];
@@ -18,7 +19,7 @@ export default tseslint.config(
   },
   {
     files: ['src/core/**/*.ts'],
-    rules: restrict([...editorApis, '../server/*', '../extension/*', '../cli/*', '../webview/*', '../node/*', '../../server/*', '../../extension/*', '../../cli/*', '../../webview/*', '../../node/*', 'node:*', 'fs', 'path', 'child_process'], 'The core is pure: no editor APIs, no Node built-ins, no outer layers.'),
+    rules: restrict([...editorApis, '../server/*', '../extension/*', '../cli/*', '../webview/*', '../node/*', '../../server/*', '../../extension/*', '../../cli/*', '../../webview/*', '../../node/*', '../lib/*', '../../lib/*', '../service/*', '../../service/*', 'node:*', 'fs', 'path', 'child_process'], 'The core is pure: no editor APIs, no Node built-ins, no outer layers.'),
   },
   {
     files: ['src/server/**/*.ts'],
@@ -31,6 +32,16 @@ export default tseslint.config(
   {
     files: ['src/webview/**/*.ts'],
     rules: restrict([...editorApis, '../core/*', '../core/**', '../server/*', '../extension/*', '../node/*', 'node:*'], "Can't use vscode or the core in the webview: it renders snapshots it is sent."),
+  },
+  {
+    // The npm library: core and the disk host only, so `import 'context-lens'` never loads editor or LSP code.
+    files: ['src/lib/**/*.ts'],
+    rules: restrict([...editorApis, '../server/*', '../extension/*', '../webview/*', '../cli/*', '../service/*', '../protocol/*'], 'The library is the core as an npm API: no editor APIs, no LSP, no CLI or service.'),
+  },
+  {
+    // The HTTP service: the library, core and node only; it logs to stderr, never to stdout (stdout carries the listening line).
+    files: ['src/service/**/*.ts'],
+    rules: { ...restrict([...editorApis, '../server/*', '../extension/*', '../webview/*', '../cli/*', '../protocol/*'], 'The service runs on the library: no editor APIs, no LSP, no CLI.'), 'no-console': 'error' },
   },
   {
     files: ['src/protocol/**/*.ts'],

@@ -17,6 +17,8 @@ import { contextConfigPath, initConfigText } from '../core/init';
 import { SAMPLE_FIXTURE } from '../core/sample';
 import { DiskFileHost, toPosix } from '../node/fileHost';
 import { toSarif } from './sarif';
+import { serve } from './serve';
+import { citeCheck } from './citeCheck';
 import { VERSION } from './version';
 
 class UsageError extends Error {}
@@ -29,6 +31,8 @@ Usage:
   ctxlens budget <config-or-template> [--model NAME] [--format text|json]
   ctxlens assemble <template> [--fixture F|sample] [--format openai|anthropic|text|json] [--trace FILE] [--model M]
   ctxlens init <template> [--force] [--stdout]
+  ctxlens serve [--root DIR] [--host 127.0.0.1] [--port 8710] [--max-body 2mb] [--cache-size N] [--model M]
+  ctxlens cite-check <answer.json> --trace <trace.json> [--format text|json] [--strict]
 
 Exit codes: 0 clean, 1 findings at error level (or a request that does not fit), 2 usage or internal error.
 `;
@@ -56,6 +60,10 @@ export function run(argv: string[], io: Io): number {
         return assembleCmd(rest, io);
       case 'init':
         return init(rest, io);
+      case 'serve':
+        return serve(rest, io);
+      case 'cite-check':
+        return citeCheck(rest, io);
       case '--version':
       case '-v':
         io.out(VERSION + '\n');

@@ -1,0 +1,315 @@
+/**
+ * A workspace: templates, context configs and fixtures in a folder on disk, and the operations
+ * the CLI offers on them as functions: assemble (with a fixture or with live values), check,
+ * budget and count. Files are read through DiskFileHost on every call (nothing is watched), and
+ * references resolve inside the workspace roots only, as in the editor and the CLI.
+ */
+import * as fs from 'node:fs';
+import * as nodePath from 'node:path';
+import type { ContextConfig, SeveritySetting, Filters } from '../core/config/schema';
+import type { AssemblyResult, BudgetReport, Finding, FixtureDoc, RenderedMessage, SlotKind, Trace } from '../core/types';
+import type { CacheControl, Provider, ProviderBody, ToolDefinition } from '../core/export';
+import { analyzeConfig, analyzeTemplate, checkFiles, classifyFile, dedupe } from '../core/analyze';
+import { assemble as assembleCore } from '../core/assembly';
+import { FiltersSchema } from '../core/config/schema';
+import { PROVIDERS, toProviderRequest } from '../core/export';
+import { resolveFixtureFiles } from '../core/fixture';
+import { fixtureFromValues } from '../core/fixture/values';
+import { resolveModel } from '../core/models';
+import { applySeverities } from '../core/rules/registry';
+import { SAMPLE_FIXTURE } from '../core/sample';
+import { LineIndex } from '../core/text/lineIndex';
+import { getTokenizer, listTokenizers } from '../core/tokens';
+import { DiskFileHost, toPosix } from '../node/fileHost';
+import { ContextLensError } from './errors';
+import { toolsOf } from './evidence';
+import { PreparedCache } from './prepare';
+import type { Prepared } from './prepare';
+
+export interface WorkspaceOptions {
+  /** More folders whose files references may reach (the workspace folder is always one). */
+  roots?: string[];
+  /** Model used when neither the call, the template nor its config names one. */
+  defaultModel?: string;
+  /** Rule severity overrides, applied after each config's own `rules:` (e.g. `{ "injection-phrase": "off" }`). */
+  rules?: Record<string, SeveritySetting>;
+}
+
+export interface AssembleOptions {
+  /**
+   * Live slot values (slot name -> value), typed as a fixture's: a string is text, a list of
+   * strings or of objects with `text`/`content` is a list of items with their metadata, anything
+   * else is data. Replaces the fixture.
+   */
+  slots?: Record<string, unknown>;
+  /** A fixture file (path relative to the workspace) or fixture name, or `sample`; default: the first matching fixture. */
+  fixture?: string;
+  /** Model overriding the template's and the config's. */
+  model?: string;
+  /** dotprompt's context data (`@state`, `@auth`, …). */
+  context?: Record<string, unknown>;
+  /** Reference time (ISO 8601) for expiry and recency, overriding `filters.now`. */
+  now?: string;
+  /** Also build the request body of this provider (`request` in the result). */
+  provider?: Provider;
+  /** Output limit of the provider body (default: the config's reserved output). */
+  maxTokens?: number;
+  /** Anthropic prompt caching: a breakpoint on the tools too, and the TTL of the breakpoints. */
+  cache?: { tools?: boolean; ttl?: CacheControl['ttl'] };
+  /** Hard filters layered over the config's `filters` for this call (e.g. `{ tenant, version }`). */
+  filters?: Partial<Filters>;
+  /** Caps the input limit for this call: the request is fitted into at most this many input tokens. */
+  maxInputTokens?: number;
+  /** Name of the values' fixture in the trace (default `values`). */
+  name?: string;
+  /** Whether `{ file: path }` values are read (inside the workspace); default true. */
+  files?: boolean;
+}
+
+export interface AssembleOutput {
+  /** False when the request cannot be built (required content alone overflows the input budget). */
+  ok: boolean;
+  error?: string;
+  /** The messages the model receives, with parts attributed to slots and items. */
+  messages: RenderedMessage[];
+  /** The provider's request body, when `provider` was given. */
+  request?: ProviderBody;
+  /** Function definitions of the template's tool slots. */
+  tools: ToolDefinition[];
+  trace: Trace;
+  budget: BudgetReport;
+  findings: Finding[];
+  /** The values the request was assembled from (the fixture, or the live values as a fixture document). */
+  fixture?: FixtureDoc;
+  /** Declared version of the config or front matter (`version:`), when there is one. */
+  declaredVersion?: string;
+  /** The config the request was assembled with: the file's (or the zero-config defaults) with this call's filters and input cap. */
+  config: ContextConfig;
+}
+
+export interface TemplateInfo {
+  /** Absolute path. */
+  path: string;
+  format: 'prompt' | 'prompty';
+  /** Declared version of the config or front matter. */
+  declaredVersion?: string;
+  /** The model the template is assembled for (option, front matter, config, default). */
+  model?: string;
+  /** True when no context config applies (the front matter and the model registry set the request). */
+  zeroConfig: boolean;
+  /** Every slot of the config, then the slots the template uses without declaring them. */
+  slots: Array<{ name: string; kind: SlotKind; trust?: 'trusted' | 'untrusted'; required: boolean; used: boolean }>;
+  /** Findings of the template, its config and budget without values. */
+  findings: Finding[];
+}
+
+export interface CountOptions {
+  model?: string;
+  tokenizer?: string;
+}
+
+export interface CountResult {
+  tokens: number;
+  tokenizer: string;
+  /** True when the count equals the provider's tokenizer; false for estimates. */
+  exact: boolean;
+}
+
+export interface CheckedFinding extends Finding {
+  /** Zero-based line and UTF-16 character of the span's ends, as editors show them. */
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+}
+
+export interface CheckResult {
+  files: Array<{ path: string; findings: CheckedFinding[] }>;
+  summary: { errors: number; warnings: number; infos: number };
+  /** No finding at error level. */
+  ok: boolean;
+}
+
+/** Counts text with a model's tokenizer or a named one (default o200k_base), as `ctxlens count`. */
+export function count(text: string, options: CountOptions = {}): CountResult {
+  if (options.model && options.tokenizer) throw new ContextLensError('invalid-option', 'count takes a model or a tokenizer, not both');
+  const model = options.model ? resolveModel(options.model) : undefined;
+  if (options.model && !model) throw new ContextLensError('unknown-model', `Unknown model '${options.model}'`);
+  const name = options.tokenizer ?? model?.tokenizer ?? 'o200k_base';
+  const tokenizer = getTokenizer(name);
+  if (!tokenizer) throw new ContextLensError('unknown-tokenizer', `Unknown tokenizer '${name}' (known: ${listTokenizers().join(', ')})`);
+  return { tokens: tokenizer.count(text), tokenizer: tokenizer.name, exact: tokenizer.exact && (model ? model.exact : true) };
+}
+
+export class Workspace {
+  /** The workspace folder (absolute, with `/`). */
+  readonly root: string;
+  private readonly host: DiskFileHost;
+  private readonly prepared: PreparedCache;
+
+  constructor(dir: string, private readonly options: WorkspaceOptions = {}) {
+    this.root = toPosix(nodePath.resolve(dir));
+    this.host = new DiskFileHost([this.root, ...(options.roots ?? []).map((r) => toPosix(nodePath.resolve(this.root, r)))]);
+    this.prepared = new PreparedCache(this.host);
+  }
+
+  /** Workspace roots references may resolve in. */
+  get roots(): readonly string[] {
+    return this.host.roots;
+  }
+
+  /** Absolute path of a workspace path; refuses paths outside every root. */
+  resolve(p: string): string {
+    const abs = toPosix(nodePath.resolve(this.root, p));
+    if (!this.host.roots.some((r) => abs === r || abs.startsWith(r.endsWith('/') ? r : `${r}/`))) throw new ContextLensError('outside-workspace', `'${p}' is outside the workspace (${this.host.roots.join(', ')})`);
+    return abs;
+  }
+
+  /**
+   * Assembles a template: with `slots` (live values) or a fixture. Files that do not exist, a
+   * config that cannot be used or a fixture that does not feed the template throw a
+   * `ContextLensError`; bad values throw a `FixtureValueError` with the value's path.
+   */
+  assemble(templatePath: string, options: AssembleOptions = {}): AssembleOutput {
+    if (options.slots !== undefined && options.fixture !== undefined) throw new ContextLensError('invalid-option', 'give slots or a fixture, not both');
+    if (options.provider !== undefined && !PROVIDERS.includes(options.provider)) throw new ContextLensError('invalid-option', `provider must be one of ${PROVIDERS.join(', ')}`);
+    if (options.maxInputTokens !== undefined && !(Number.isInteger(options.maxInputTokens) && options.maxInputTokens > 0)) throw new ContextLensError('invalid-option', 'maxInputTokens must be a positive whole number');
+    const path = this.resolve(templatePath);
+    if (classifyFile(path) !== 'template') throw new ContextLensError('not-a-template', `'${templatePath}' is not a template (.prompt or .prompty)`);
+    if (this.host.size(path) === undefined) throw new ContextLensError('not-found', `Template '${templatePath}' does not exist`);
+    const severities = this.options.rules;
+    const prepOptions = { model: options.model, defaultModel: this.options.defaultModel, severities };
+
+    let result: AssemblyResult;
+    let config: ContextConfig | undefined;
+    let findings: Finding[];
+    let fixture: FixtureDoc | undefined;
+    let prep: Prepared | undefined;
+    const overrides = options.now !== undefined || options.filters !== undefined || options.maxInputTokens !== undefined || options.context !== undefined;
+    if (options.slots !== undefined) {
+      prep = this.prepared.get(path, prepOptions);
+      let doc = fixtureFromValues(options.name ?? 'values', options.slots, { path: `${path}#${options.name ?? 'values'}`, context: options.context, files: options.files });
+      if (options.files !== false) {
+        const resolved = resolveFixtureFiles(doc, this.host);
+        doc = resolved.doc;
+      }
+      fixture = doc;
+      ({ result, config } = this.run(prep, doc, options));
+      findings = finish(dedupe([...prep.findings, ...doc.findings, ...result.findings]), prep, severities);
+    } else {
+      const wanted = options.fixture === undefined ? undefined : options.fixture === SAMPLE_FIXTURE || !fs.existsSync(nodePath.resolve(this.root, options.fixture)) ? options.fixture : this.resolve(options.fixture);
+      const a = analyzeTemplate(this.host, path, { fixture: wanted, model: options.model, defaultModel: this.options.defaultModel, severities });
+      if (!a) throw new ContextLensError('not-found', `Template '${templatePath}' does not exist`);
+      if (!a.assembly) throw new ContextLensError('config-invalid', `${templatePath} has no usable context config`, a.findings.filter((f) => f.severity === 'error'));
+      if (wanted !== undefined && a.fixture?.path !== wanted && a.fixture?.name !== wanted) {
+        throw new ContextLensError('fixture-not-found', `Fixture '${options.fixture}' cannot be used for ${templatePath} (known: ${a.fixtures.map((f) => f.name).join(', ') || 'none'})`);
+      }
+      fixture = a.fixture;
+      findings = a.findings;
+      if (overrides) {
+        prep = this.prepared.get(path, prepOptions);
+        const doc = fixture && options.context !== undefined ? { ...fixture, context: options.context } : fixture;
+        ({ result, config } = this.run(prep, doc, options));
+        findings = finish(dedupe([...a.findings, ...result.findings]), prep, severities);
+      } else result = a.assembly;
+    }
+    prep ??= this.prepared.get(path, prepOptions);
+    const tools = toolsOf(prep.config, fixture, result.trace);
+    const out: AssembleOutput = { ok: result.ok, ...(result.error !== undefined ? { error: result.error } : {}), messages: result.messages, tools, trace: result.trace, budget: result.budget, findings, config: config ?? prep.config };
+    if (options.provider) out.request = toProviderRequest(result, options.provider, { model: prep.modelName ?? prep.model?.name, maxTokens: options.maxTokens, tools, cache: options.cache });
+    if (fixture) out.fixture = fixture;
+    if (prep.declaredVersion !== undefined) out.declaredVersion = prep.declaredVersion;
+    return out;
+  }
+
+  /** What a template takes: its slots (with kind and trust), version and model; throws like `assemble` for a missing template or unusable config. */
+  describe(templatePath: string, options: { model?: string } = {}): TemplateInfo {
+    const path = this.resolve(templatePath);
+    if (classifyFile(path) !== 'template') throw new ContextLensError('not-a-template', `'${templatePath}' is not a template (.prompt or .prompty)`);
+    const prep = this.prepared.get(path, { model: options.model, defaultModel: this.options.defaultModel, severities: this.options.rules });
+    const used = new Set(prep.template.uses.map((u) => u.slot));
+    const slots: TemplateInfo['slots'] = Object.entries(prep.config.slots ?? {}).map(([name, c]) => ({ name, kind: c.kind, ...(c.trust ? { trust: c.trust } : {}), required: c.required, used: used.has(name) }));
+    for (const name of used) if (!slots.some((s) => s.name === name)) slots.push({ name, kind: 'other', required: false, used: true });
+    const info: TemplateInfo = { path, format: prep.template.format, zeroConfig: prep.zeroConfig, slots, findings: prep.findings };
+    if (prep.declaredVersion !== undefined) info.declaredVersion = prep.declaredVersion;
+    const model = prep.modelName ?? prep.model?.name;
+    if (model !== undefined) info.model = model;
+    return info;
+  }
+
+  /** The assembly of a prepared template with these values and this call's overrides. */
+  private run(prep: Prepared, fixture: FixtureDoc | undefined, options: AssembleOptions): { result: AssemblyResult; config: ContextConfig } {
+    let config = prep.config;
+    if (options.filters !== undefined) config = { ...config, filters: FiltersSchema.parse({ ...config.filters, ...stripUndefined(options.filters) }) };
+    if (options.maxInputTokens !== undefined) config = capInput(config, prep, options.maxInputTokens);
+    return { result: assembleCore({ ...prep.base, config, fixture, ...(options.now !== undefined ? { now: options.now } : {}) }), config };
+  }
+
+  /** Findings of every template (with each of its fixtures), config and fixture under the paths (default: the workspace), as `ctxlens check`. */
+  check(paths: string[] = ['.']): CheckResult {
+    const files: string[] = [];
+    for (const p of paths) {
+      const abs = this.resolve(p);
+      if (!fs.existsSync(abs)) throw new ContextLensError('not-found', `'${p}' does not exist`);
+      if (fs.statSync(abs).isDirectory()) {
+        for (const f of this.host.glob(abs, '**/*')) if (classifyFile(f)) files.push(f);
+      } else if (classifyFile(abs)) files.push(abs);
+      else throw new ContextLensError('not-a-template', `'${p}' is not a template, config or fixture`);
+    }
+    const byFile = checkFiles(this.host, files, { defaultModel: this.options.defaultModel, severities: this.options.rules });
+    const summary = { errors: 0, warnings: 0, infos: 0 };
+    const out: CheckResult['files'] = [];
+    for (const [p, list] of [...byFile.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+      const li = new LineIndex(this.host.readFile(p) ?? '');
+      out.push({
+        path: toPosix(nodePath.relative(this.root, p)) || '.',
+        findings: list.map((f) => {
+          if (f.severity === 'error') summary.errors++;
+          else if (f.severity === 'warning') summary.warnings++;
+          else summary.infos++;
+          return { ...f, range: { start: li.positionAt(f.span.start), end: li.positionAt(f.span.end) } };
+        }),
+      });
+    }
+    return { files: out, summary, ok: summary.errors === 0 };
+  }
+
+  /** The budget equation of a template or a config, or undefined when none can be computed. */
+  budget(path: string, options: { model?: string } = {}): BudgetReport | undefined {
+    const abs = this.resolve(path);
+    const kind = classifyFile(abs);
+    if (kind === 'template') return analyzeTemplate(this.host, abs, { model: options.model, defaultModel: this.options.defaultModel })?.budget;
+    if (kind === 'config') return analyzeConfig(this.host, abs, { model: options.model, defaultModel: this.options.defaultModel })?.budget;
+    throw new ContextLensError('not-a-template', `'${path}' is not a template or *.context.yaml`);
+  }
+
+  /** Counts text with a model's tokenizer or a named one. */
+  count(text: string, options: CountOptions = {}): CountResult {
+    return count(text, options);
+  }
+}
+
+/** Opens the folder `dir` as a workspace. Nothing is read until a method is called. */
+export function openWorkspace(dir: string, options: WorkspaceOptions = {}): Workspace {
+  return new Workspace(dir, options);
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * The config with its input limit capped at `max` tokens. A cap at or above the input budget the
+ * config already has changes nothing (the config is the policy); a lower one becomes separate
+ * limits (`limits.input = max`), which keeps the output reserve and checks the margin against the
+ * capped input.
+ */
+function capInput(config: Prepared['config'], prep: Prepared, max: number): Prepared['config'] {
+  const model = prep.model;
+  const window = config.window ?? model?.window ?? 0;
+  const current = config.limits?.input ?? model?.maxInput ?? (window > 0 ? window - (config.output ?? 0) : Number.POSITIVE_INFINITY);
+  if (max >= current) return config;
+  return { ...config, limits: { input: max, output: config.limits?.output ?? model?.maxOutput ?? config.output ?? 0 } };
+}
+
+/** Severity overrides (the config's, then the workspace's) on findings that did not pass through the analysis. */
+function finish(findings: Finding[], prep: Prepared, severities: Record<string, SeveritySetting> | undefined): Finding[] {
+  return applySeverities(findings, prep.zeroConfig ? undefined : prep.config.rules, severities);
+}

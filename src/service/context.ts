@@ -1,0 +1,193 @@
+/**
+ * `POST /v1/context`: seed 002's context-assembly contract over the library. The request names a
+ * template under the service root and gives the candidates of each slot; the response is the
+ * assembled context with its explanation (context id, template version, token count, evidence in
+ * order, citation map, selection log of every candidate, rendered messages, and the provider body
+ * when asked). Stateless: everything the answer depends on is in the request and the root's files.
+ *
+ * Request fields map onto the template like this:
+ * - `query` fills the template's user slot: the config slot of kind `user`, else a slot named
+ *   `question` or `query` that the template uses;
+ * - `version` and `tenant` become `filters.version` and `filters.tenant` for this request;
+ * - `max_input_tokens` caps the input limit;
+ * - `product`: list items whose `product` metadata names another product are rejected
+ *   (`filtered:product`) before assembly, as the core's tenant filter does for tenants; items
+ *   without a product pass;
+ * - `user_id`, `tenant`, `permission_revision`, `product` and the normalised query go into the
+ *   context id beside the trace's cache key (identity.ts);
+ * - items may be written in seed 002's evidence schema: `evidence_id` and `source_id` stand for
+ *   `id` and `source`.
+ */
+import type { Finding, Trace } from '../core/types';
+import type { Workspace } from '../lib/workspace';
+import type { SelectionEntry } from '../lib/evidence';
+import type { ContextRequest } from './schema';
+import { citationMap, selectionLog, suppliedEvidence } from '../lib/evidence';
+import type { SuppliedEvidence } from '../lib/evidence';
+import { contextId, templateVersion } from '../lib/identity';
+import { ContextLensError } from '../lib/errors';
+import { FixtureValueError, formatValuePath } from '../core/fixture/values';
+import { getTokenizer } from '../core/tokens';
+import { relative } from '../core/paths';
+import { checkTemplateName } from './templates';
+
+export interface Reply {
+  status: number;
+  body: unknown;
+  /** Set for a successful assembly: what `/v1/validate` needs to check answers to it later. */
+  remember?: { contextId: string; evidence: SuppliedEvidence };
+}
+
+export interface ContextDeps {
+  workspace: Workspace;
+  root: string;
+  realRoot: string;
+  onAssembled?: () => void;
+}
+
+export function errorReply(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Reply {
+  return { status, body: { error: { code, message, ...extra } } };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The slot the query fills. */
+function querySlot(info: ReturnType<Workspace['describe']>): string | undefined {
+  const user = info.slots.find((s) => s.kind === 'user' && s.used) ?? info.slots.find((s) => s.kind === 'user');
+  if (user) return user.name;
+  return info.slots.find((s) => s.used && (s.name === 'question' || s.name === 'query'))?.name;
+}
+
+interface Prefiltered {
+  slot: string;
+  id: string;
+  text: string;
+  source?: string;
+}
+
+/**
+ * Seed 002's field names as the fixture's, and the product filter. Items without an id in a slot
+ * the filter shortened keep the positional id they had in the request (`<slot>_<n>`), so ids do
+ * not shift when an earlier item is left out.
+ */
+function normaliseSlots(slots: Record<string, unknown>, product: string | undefined): { values: Record<string, unknown>; removed: Prefiltered[] } {
+  const values: Record<string, unknown> = {};
+  const removed: Prefiltered[] = [];
+  for (const [slot, value] of Object.entries(slots)) {
+    if (!Array.isArray(value)) {
+      values[slot] = value;
+      continue;
+    }
+    const items = value.map((it) => {
+      if (!isRecord(it)) return it;
+      const o: Record<string, unknown> = { ...it };
+      if (o.evidence_id !== undefined && o.id === undefined) {
+        o.id = o.evidence_id;
+        delete o.evidence_id;
+      }
+      if (o.source_id !== undefined && o.source === undefined) {
+        o.source = o.source_id;
+        delete o.source_id;
+      }
+      return o;
+    });
+    const other = (it: unknown) => product !== undefined && isRecord(it) && typeof it.product === 'string' && it.product !== product;
+    if (!items.some(other)) {
+      values[slot] = items;
+      continue;
+    }
+    const kept: unknown[] = [];
+    items.forEach((it, i) => {
+      if (other(it)) {
+        const o = it as Record<string, unknown>;
+        removed.push({ slot, id: typeof o.id === 'string' || typeof o.id === 'number' ? String(o.id) : `${slot}_${i + 1}`, text: typeof o.text === 'string' ? o.text : typeof o.content === 'string' ? o.content : '', ...(typeof o.source === 'string' ? { source: o.source } : {}) });
+      } else if (typeof it === 'string') kept.push({ id: `${slot}_${i + 1}`, text: it });
+      else if (isRecord(it) && it.id === undefined && ('text' in it || 'content' in it)) kept.push({ ...it, id: `${slot}_${i + 1}` });
+      else kept.push(it);
+    });
+    values[slot] = kept;
+  }
+  return { values, removed };
+}
+
+/** The trace with its file paths relative to the service root, so responses never show the server's layout. */
+export function relativeTrace(trace: Trace, root: string): Trace {
+  const rel = (p: string) => {
+    const [file, hash] = p.split('#');
+    const r = file.startsWith(root + '/') ? relative(root, file) : file;
+    return hash === undefined ? r : `${r}#${hash}`;
+  };
+  const t: Trace = { ...trace, template: { ...trace.template, path: rel(trace.template.path) } };
+  if (trace.config) t.config = { ...trace.config, path: rel(trace.config.path) };
+  if (trace.fixture) t.fixture = { ...trace.fixture, path: rel(trace.fixture.path) };
+  return t;
+}
+
+function publicFindings(findings: readonly Finding[], root: string): Array<{ rule: string; severity: string; message: string; path: string }> {
+  return findings.slice(0, 200).map((f) => ({ rule: f.rule, severity: f.severity, message: f.message.split(root + '/').join(''), path: f.path.startsWith(root + '/') ? relative(root, f.path) : f.path.replace(/^.*\//, '') }));
+}
+
+export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
+  const t = checkTemplateName(deps.root, deps.realRoot, req.template);
+  if (!t.ok) return errorReply(t.status, t.status === 404 ? 'template_not_found' : 'invalid_request', t.message, { path: 'template' });
+  const ws = deps.workspace;
+  try {
+    const info = ws.describe(t.relative, { model: req.model });
+    const slots: Record<string, unknown> = { ...(req.slots ?? {}) };
+    if (req.query !== undefined) {
+      const q = querySlot(info);
+      if (!q) return errorReply(400, 'invalid_request', `query: template '${t.relative}' has no slot for the query (a slot of kind user, or one named question or query)`, { path: 'query' });
+      if (q in slots) return errorReply(400, 'invalid_request', `slots.${q}: conflicts with query, which fills '${q}'; give one of them`, { path: `slots.${q}` });
+      slots[q] = req.query;
+    }
+    const { values, removed } = normaliseSlots(slots, req.product);
+    const filters: Record<string, string> = {};
+    if (req.tenant !== undefined) filters.tenant = req.tenant;
+    if (req.version !== undefined) filters.version = req.version;
+    const out = ws.assemble(t.relative, {
+      slots: values,
+      name: 'request',
+      files: false,
+      ...(req.model !== undefined ? { model: req.model } : {}),
+      ...(req.provider !== undefined ? { provider: req.provider } : {}),
+      ...(Object.keys(filters).length ? { filters } : {}),
+      ...(req.max_input_tokens !== undefined ? { maxInputTokens: req.max_input_tokens } : {}),
+      ...(req.now !== undefined ? { now: req.now } : {}),
+    });
+    deps.onAssembled?.();
+    const trace = out.trace;
+    const id = contextId(trace, { query: req.query, user_id: req.user_id, tenant: req.tenant, permission_revision: req.permission_revision, product: req.product });
+    const log: SelectionEntry[] = selectionLog(trace, out.fixture, { config: out.config, now: req.now });
+    if (removed.length) {
+      const tk = getTokenizer(trace.tokenizer);
+      for (const r of removed) log.push({ evidence_id: r.id, slot: r.slot, decision: 'rejected', reasons: ['filtered:product'], tokens: tk ? tk.count(r.text) : 0, ...(r.source !== undefined ? { source_id: r.source } : {}) });
+    }
+    const body: Record<string, unknown> = {
+      context_id: id,
+      template_version: templateVersion(trace, out.declaredVersion),
+      token_count: trace.input_tokens,
+      input_budget: trace.input_budget,
+      evidence: Object.keys(trace.citation_map),
+      citation_map: citationMap(trace, out.fixture),
+      selection_log: log,
+      rendered_messages: out.messages,
+    };
+    if (out.request !== undefined) body.request = out.request;
+    if (out.tools.length) body.tools = out.tools;
+    body.findings = publicFindings(out.findings, deps.root);
+    body.trace = relativeTrace(trace, deps.root);
+    if (!out.ok) return { status: 422, body: { error: { code: 'does_not_fit', message: out.error ?? 'the request does not fit its input budget' }, ...body } };
+    return { status: 200, body, remember: { contextId: id, evidence: suppliedEvidence(trace) } };
+  } catch (e) {
+    if (e instanceof FixtureValueError) {
+      const path = `slots${e.path.length ? (typeof e.path[0] === 'number' ? '' : '.') + formatValuePath(e.path) : ''}`;
+      return errorReply(400, 'invalid_request', `${path}: ${e.detail}`, { path });
+    }
+    if (e instanceof ContextLensError) {
+      if (e.code === 'not-found') return errorReply(404, 'template_not_found', `template: '${t.relative}' does not exist under the service root`, { path: 'template' });
+      if (e.code === 'invalid-option' || e.code === 'unknown-model' || e.code === 'unknown-tokenizer') return errorReply(400, 'invalid_request', e.message);
+      return errorReply(500, 'template_unusable', `template '${t.relative}' cannot be assembled: ${e.message.split(deps.root + '/').join('')}`);
+    }
+    throw e;
+  }
+}

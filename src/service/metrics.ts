@@ -1,0 +1,68 @@
+/**
+ * Prometheus metrics of the service in the text exposition format (version 0.0.4): requests by
+ * route and status, a latency histogram by route, errors by kind, and the assemblies made. Routes
+ * are the fixed route names (unknown paths count as `other`), so label sets stay bounded.
+ */
+
+/** Upper bounds of the latency buckets, in seconds. */
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+interface Histogram {
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+
+export class Metrics {
+  private readonly requests = new Map<string, number>();
+  private readonly latency = new Map<string, Histogram>();
+  private readonly errors = new Map<string, number>();
+  private assemblies = 0;
+  private readonly started = Date.now();
+
+  observe(route: string, status: number, seconds: number): void {
+    const key = `${route}\u0000${status}`;
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+    let h = this.latency.get(route);
+    if (!h) {
+      h = { counts: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 };
+      this.latency.set(route, h);
+    }
+    for (let i = 0; i < LATENCY_BUCKETS.length; i++) if (seconds <= LATENCY_BUCKETS[i]) h.counts[i]++;
+    h.sum += seconds;
+    h.count++;
+  }
+
+  error(kind: string): void {
+    this.errors.set(kind, (this.errors.get(kind) ?? 0) + 1);
+  }
+
+  assembled(): void {
+    this.assemblies++;
+  }
+
+  /** The exposition text. */
+  render(): string {
+    const lines: string[] = [];
+    lines.push('# HELP ctxlens_http_requests_total HTTP requests by route and status code.', '# TYPE ctxlens_http_requests_total counter');
+    for (const [key, n] of [...this.requests.entries()].sort()) {
+      const [route, status] = key.split('\u0000');
+      lines.push(`ctxlens_http_requests_total{route="${esc(route)}",status="${status}"} ${n}`);
+    }
+    lines.push('# HELP ctxlens_http_request_duration_seconds Time from the request to the end of the response.', '# TYPE ctxlens_http_request_duration_seconds histogram');
+    for (const [route, h] of [...this.latency.entries()].sort()) {
+      const r = esc(route);
+      LATENCY_BUCKETS.forEach((le, i) => lines.push(`ctxlens_http_request_duration_seconds_bucket{route="${r}",le="${le}"} ${h.counts[i]}`));
+      lines.push(`ctxlens_http_request_duration_seconds_bucket{route="${r}",le="+Inf"} ${h.count}`);
+      lines.push(`ctxlens_http_request_duration_seconds_sum{route="${r}"} ${h.sum.toFixed(6)}`);
+      lines.push(`ctxlens_http_request_duration_seconds_count{route="${r}"} ${h.count}`);
+    }
+    lines.push('# HELP ctxlens_http_errors_total Requests answered with an error, by kind.', '# TYPE ctxlens_http_errors_total counter');
+    for (const [kind, n] of [...this.errors.entries()].sort()) lines.push(`ctxlens_http_errors_total{kind="${esc(kind)}"} ${n}`);
+    lines.push('# HELP ctxlens_assemblies_total Requests assembled.', '# TYPE ctxlens_assemblies_total counter', `ctxlens_assemblies_total ${this.assemblies}`);
+    lines.push('# HELP ctxlens_uptime_seconds Seconds since the service started.', '# TYPE ctxlens_uptime_seconds gauge', `ctxlens_uptime_seconds ${((Date.now() - this.started) / 1000).toFixed(3)}`);
+    return lines.join('\n') + '\n';
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * `ctxlens serve`: the context-assembly service of seed 002 as a stateless node:http server over
+ * the library. Routes:
+ *
+ *   POST /v1/context    assemble a template under --root with the request's values (context.ts)
+ *   POST /v1/validate   check a model answer's citations against a trace (or a recent context_id)
+ *   GET  /healthz       liveness: {"status":"ok"}
+ *   GET  /metrics       Prometheus text format (metrics.ts)
+ *
+ * Bodies are JSON, at most `maxBody` bytes (413 beyond, without reading the rest); malformed JSON
+ * and invalid fields are 400 with the path of the field; errors are `{ "error": { code, message,
+ * path? } }`. The server binds 127.0.0.1 unless told otherwise and reads nothing outside --root.
+ */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as nodePath from 'node:path';
+import { openWorkspace } from '../lib/workspace';
+import { checkCitations, suppliedEvidence } from '../lib/evidence';
+import type { SuppliedEvidence } from '../lib/evidence';
+import { VERSION } from '../lib/version';
+import { toPosix } from '../node/fileHost';
+import { contextReply, errorReply } from './context';
+import type { Reply } from './context';
+import { Lru } from './lru';
+import { Metrics } from './metrics';
+import { ContextRequestSchema, ValidateRequestSchema, firstIssue } from './schema';
+
+export const DEFAULT_PORT = 8710;
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
+export const DEFAULT_CACHE_SIZE = 1000;
+
+export interface ServiceOptions {
+  /** Folder of the templates (default: the current folder). */
+  root?: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Largest accepted request body in bytes. */
+  maxBody?: number;
+  /** Recent responses kept for `/v1/validate` by `context_id` (0 turns the convenience off). */
+  cacheSize?: number;
+  /** Model used when neither the request, the template nor its config names one. */
+  defaultModel?: string;
+}
+
+export interface Service {
+  readonly server: http.Server;
+  readonly metrics: Metrics;
+  /** Starts listening; resolves with the bound address. */
+  listen(): Promise<{ host: string; port: number; url: string }>;
+  close(): Promise<void>;
+  /** The request handler, for embedding the service in another server. */
+  handle(req: http.IncomingMessage, res: http.ServerResponse): void;
+}
+
+const ROUTES: Record<string, string> = { '/v1/context': 'POST', '/v1/validate': 'POST', '/healthz': 'GET', '/metrics': 'GET' };
+
+class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Reads the body up to `max` bytes; a declared or streamed size over it rejects with 413 at once. */
+function readBody(req: http.IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > max) {
+      reject(new BodyError(413, 'payload_too_large', `the body is ${declared} bytes, over the ${max}-byte limit`));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (c: Buffer) => {
+      if (done) return;
+      size += c.length;
+      if (size > max) {
+        done = true;
+        reject(new BodyError(413, 'payload_too_large', `the body is over the ${max}-byte limit`));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (done) return;
+      done = true;
+      resolve(Buffer.concat(chunks, size));
+    });
+    req.on('error', (e) => {
+      if (done) return;
+      done = true;
+      reject(e);
+    });
+  });
+}
+
+function parseJson(buf: Buffer): unknown {
+  if (!buf.length) throw new BodyError(400, 'invalid_json', 'the body is empty; send a JSON object');
+  try {
+    return JSON.parse(buf.toString('utf8'));
+  } catch (e) {
+    throw new BodyError(400, 'invalid_json', `the body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+export function createService(options: ServiceOptions = {}): Service {
+  const root = toPosix(nodePath.resolve(options.root ?? '.'));
+  if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) throw new Error(`--root ${root} is not a folder`);
+  const realRoot = fs.realpathSync(root);
+  const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
+  const workspace = openWorkspace(root, { defaultModel: options.defaultModel });
+  const metrics = new Metrics();
+  const recent = new Lru<string, SuppliedEvidence>(options.cacheSize ?? DEFAULT_CACHE_SIZE);
+
+  const context = (body: unknown): Reply => {
+    const parsed = ContextRequestSchema.safeParse(body);
+    if (!parsed.success) {
+      const i = firstIssue(parsed.error);
+      return errorReply(400, 'invalid_request', i.message, i.path ? { path: i.path } : {});
+    }
+    const reply = contextReply(parsed.data, { workspace, root, realRoot, onAssembled: () => metrics.assembled() });
+    if (reply.remember) recent.set(reply.remember.contextId, reply.remember.evidence);
+    return reply;
+  };
+
+  const validate = (body: unknown): Reply => {
+    const parsed = ValidateRequestSchema.safeParse(body);
+    if (!parsed.success) {
+      const i = firstIssue(parsed.error);
+      return errorReply(400, 'invalid_request', i.message, i.path ? { path: i.path } : {});
+    }
+    const v = parsed.data;
+    let evidence: SuppliedEvidence | undefined;
+    if (v.context_id !== undefined) {
+      evidence = recent.get(v.context_id);
+      if (!evidence) return errorReply(404, 'context_not_found', `context_id ${v.context_id} is not among this instance's ${recent.capacity} most recent responses (the cache is per instance and not kept across restarts); send the response's trace instead`, { path: 'context_id' });
+    } else evidence = suppliedEvidence(v.trace!);
+    const check = checkCitations({ ...(v.answer !== undefined ? { answer: v.answer } : {}), citations: v.citations }, evidence);
+    return { status: 200, body: check };
+  };
+
+  const send = (res: http.ServerResponse, status: number, body: string, type: string, extra: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...extra });
+    res.end(body);
+  };
+  const sendJson = (res: http.ServerResponse, reply: Reply, extra: Record<string, string> = {}) => send(res, reply.status, JSON.stringify(reply.body), 'application/json; charset=utf-8', extra);
+
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    const started = process.hrtime.bigint();
+    const url = (req.url ?? '/').split('?')[0];
+    const route = url in ROUTES ? url : 'other';
+    res.on('finish', () => {
+      metrics.observe(route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
+      if (res.statusCode >= 400) metrics.error(res.statusCode >= 500 ? 'internal' : res.statusCode === 413 ? 'payload_too_large' : res.statusCode === 404 ? 'not_found' : 'bad_request');
+    });
+    const fail = (e: unknown) => {
+      if (e instanceof BodyError) {
+        // A refused body is not read any further: answer, then close the connection.
+        sendJson(res, errorReply(e.status, e.code, e.message), e.status === 413 ? { connection: 'close' } : {});
+        if (e.status === 413) res.on('finish', () => req.destroy());
+        return;
+      }
+      process.stderr.write(`ctxlens serve: internal error on ${req.method} ${url}: ${(e as Error).stack ?? String(e)}\n`);
+      if (!res.headersSent) sendJson(res, errorReply(500, 'internal', 'internal error; the service logged it'));
+      else res.destroy();
+    };
+    try {
+      const method = ROUTES[url];
+      if (!method) return sendJson(res, errorReply(404, 'not_found', `no route ${url}; routes: POST /v1/context, POST /v1/validate, GET /healthz, GET /metrics`));
+      if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) return sendJson(res, errorReply(405, 'method_not_allowed', `${url} takes ${method}`), { allow: method });
+      if (url === '/healthz') return send(res, 200, JSON.stringify({ status: 'ok', version: VERSION }), 'application/json; charset=utf-8');
+      if (url === '/metrics') return send(res, 200, metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
+      const type = req.headers['content-type'];
+      if (type !== undefined && !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
+        req.resume();
+        return sendJson(res, errorReply(415, 'unsupported_media_type', `send the body as application/json (got ${type})`));
+      }
+      readBody(req, maxBody)
+        .then((buf) => {
+          const body = parseJson(buf);
+          if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BodyError(400, 'invalid_request', 'the body must be a JSON object');
+          sendJson(res, url === '/v1/context' ? context(body) : validate(body));
+        })
+        .catch(fail);
+    } catch (e) {
+      fail(e);
+    }
+  };
+
+  const server = http.createServer({ keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 }, handle);
+  const host = options.host ?? DEFAULT_HOST;
+  return {
+    server,
+    metrics,
+    handle,
+    listen: () =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(options.port ?? DEFAULT_PORT, host, () => {
+          server.off('error', reject);
+          const a = server.address() as AddressInfo;
+          const shown = a.family === 'IPv6' || a.address.includes(':') ? `[${a.address}]` : a.address;
+          resolve({ host: a.address, port: a.port, url: `http://${shown}:${a.port}` });
+        });
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections?.();
+      }),
+  };
+}
