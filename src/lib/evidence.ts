@@ -185,9 +185,11 @@ export function selectionLog(trace: Trace, fixture: FixtureDoc | undefined, opti
   const breakdown = scoreBreakdowns(trace, fixture, options.config, now);
   const required = new Set(Object.entries(options.config.slots ?? {}).filter(([, s]) => s.required).map(([n]) => n));
   const out: SelectionEntry[] = [];
+  // A text value (the question, the policy) is one whole item with no metadata to give reasons.
+  const isList = (slot: string) => fixture?.slots[slot]?.type === 'items';
   for (const t of trace.retained) {
     const item = find(t.slot, t.id);
-    const reasons = metadataReasons(item, version);
+    const reasons = isList(t.slot) ? metadataReasons(item, version) : [];
     if (required.has(t.slot)) reasons.unshift('required');
     if (t.merged?.length) reasons.push(`merged:${t.merged.join(',')}`);
     if (!reasons.length) reasons.push('within_budget');

@@ -237,7 +237,9 @@ export class Workspace {
   /** The assembly of a prepared template with these values and this call's overrides. */
   private run(prep: Prepared, fixture: FixtureDoc | undefined, options: AssembleOptions): { result: AssemblyResult; config: ContextConfig } {
     let config = prep.config;
-    if (options.filters !== undefined) config = { ...config, filters: FiltersSchema.parse({ ...config.filters, ...stripUndefined(options.filters) }) };
+    // The hard filters read `filters.now` before the assembly's `now`, so the call's reference time is set there too.
+    const filters = { ...stripUndefined(options.filters ?? {}), ...(options.now !== undefined ? { now: options.now } : {}) };
+    if (Object.keys(filters).length || options.filters !== undefined) config = { ...config, filters: FiltersSchema.parse({ ...config.filters, ...filters }) };
     if (options.maxInputTokens !== undefined) config = capInput(config, prep, options.maxInputTokens);
     return { result: assembleCore({ ...prep.base, config, fixture, ...(options.now !== undefined ? { now: options.now } : {}) }), config };
   }

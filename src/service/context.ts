@@ -51,6 +51,9 @@ export function errorReply(status: number, code: string, message: string, extra:
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** Slot kinds whose list values are candidates with text (tool slots may hold function definitions as data). */
+const LIST_KINDS = new Set(['evidence', 'history', 'memory', 'examples']);
+
 /** The slot the query fills. */
 function querySlot(info: ReturnType<Workspace['describe']>): string | undefined {
   const user = info.slots.find((s) => s.kind === 'user' && s.used) ?? info.slots.find((s) => s.kind === 'user');
@@ -139,6 +142,14 @@ export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
       if (!q) return errorReply(400, 'invalid_request', `query: template '${t.relative}' has no slot for the query (a slot of kind user, or one named question or query)`, { path: 'query' });
       if (q in slots) return errorReply(400, 'invalid_request', `slots.${q}: conflicts with query, which fills '${q}'; give one of them`, { path: `slots.${q}` });
       slots[q] = req.query;
+    }
+    // Candidates of a list slot must have text: a list of objects without any would be typed as
+    // data and printed as objects, never packed, counted or cited.
+    for (const s of info.slots) {
+      const v = slots[s.name];
+      if (!LIST_KINDS.has(s.kind) || !Array.isArray(v)) continue;
+      const bad = v.findIndex((it) => !(typeof it === 'string' || (isRecord(it) && ('text' in it || 'content' in it))));
+      if (bad >= 0) return errorReply(400, 'invalid_request', `slots.${s.name}[${bad}]: a candidate of the ${s.kind} slot '${s.name}' is a string or an object with text (or content)`, { path: `slots.${s.name}[${bad}]` });
     }
     const { values, removed } = normaliseSlots(slots, req.product);
     const filters: Record<string, string> = {};
