@@ -484,6 +484,7 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
     model: model.info,
     modelName: model.name,
     render: { partials: partials.sources, defaults: templateDefaults(template), escape: !zero },
+    ...(zero ? { zeroConfig: true } : {}),
   });
   analysis.assembly = assembly;
   // Engine findings (unsupported constructs) speak without a fixture too; content findings need one.

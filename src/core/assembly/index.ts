@@ -86,6 +86,8 @@ export interface AssembleInput {
   exact?: boolean;
   /** Partials, front matter defaults and escaping for the template engine (render.ts). */
   render?: RenderOptions;
+  /** No context config: the config is derived from the front matter, and the trace names none. */
+  zeroConfig?: boolean;
 }
 
 interface SlotRun {
@@ -452,7 +454,7 @@ export function assemble(input: AssembleInput): AssemblyResult {
   const trace = {} as Trace;
   trace.version = 1;
   trace.template = { path: template.path, sha256: hash(templateText) };
-  trace.config = { path: configPath, sha256: hash(configText) };
+  if (!input.zeroConfig) trace.config = { path: configPath, sha256: hash(configText) };
   if (fixture) trace.fixture = { path: fixture.path, sha256: fixtureSha(fixture) };
   if (config.version !== undefined) trace.policy_version = config.version;
   if (modelName !== undefined) trace.model = modelName;
