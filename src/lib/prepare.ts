@@ -143,6 +143,7 @@ export function prepare(rec: FileHost, host: FileHost, path: string, options: Pr
     model,
     modelName,
     render: { partials: partials.sources, defaults: templateDefaults(template), escape: !zero },
+    ...(zero ? { zeroConfig: true } : {}),
   };
   const fmVersion = template.frontMatter?.data.version;
   const declared = effective.version ?? (typeof fmVersion === 'string' || typeof fmVersion === 'number' ? fmVersion : undefined);

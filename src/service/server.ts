@@ -194,7 +194,9 @@ export function createService(options: ServiceOptions = {}): Service {
     }
   };
 
-  const server = http.createServer({ keepAliveTimeout: 5_000, requestTimeout: 30_000, headersTimeout: 10_000 }, handle);
+  // Idle keep-alive connections stay open longer than clients' own idle timeouts (undici: 4 s, most
+  // proxies: 60 s), so a client never sends a request on a socket the server is closing.
+  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 120_000 }, handle);
   const host = options.host ?? DEFAULT_HOST;
   return {
     server,
