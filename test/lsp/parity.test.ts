@@ -33,7 +33,8 @@ function templatesUnder(dir: string): string[] {
   for (const e of readdirSync(dir)) {
     const p = path.join(dir, e);
     if (statSync(p).isDirectory()) out.push(...templatesUnder(p));
-    else if (/\.(prompt|prompty)$/.test(e)) out.push(p);
+    // `_name.prompt` files are dotprompt partials, rendered inside the templates that include them.
+    else if (/\.(prompt|prompty)$/.test(e) && !e.startsWith('_')) out.push(p);
   }
   return out.sort();
 }
@@ -76,7 +77,7 @@ describe('examples/: language server and CLI agree', () => {
 
       const asm = cli(['assemble', path.relative(REPO, file), '--format', 'json']);
       const lenses = (await client.connection.sendRequest(CodeLensRequest.type, { textDocument: { uri } })) ?? [];
-      const top = lenses.find((l) => /^request /.test(l.command?.title ?? ''));
+      const top = lenses.find((l) => /^(request|input|allocated input) /.test(l.command?.title ?? ''));
       if (asm.status !== 0) {
         expect(top?.command?.title ?? '').toMatch(/^request ✗/);
         return;
@@ -84,8 +85,13 @@ describe('examples/: language server and CLI agree', () => {
       const trace = (JSON.parse(asm.stdout) as { trace: Trace }).trace;
       const n = (x: number): string => x.toLocaleString('en-US');
       const approx = trace.exact ? '' : '≈';
-      expect(top?.command?.title).toContain(`request ${approx}${n(trace.input_tokens + trace.reserved_output + trace.margin)} / ${n(trace.window)} tok`);
-      expect(top?.command?.title).toContain(`output reserve ${n(trace.reserved_output)} · margin ${n(trace.margin)}`);
+      // The input first, then the equation (against the input limit when the endpoint has separate limits).
+      const limits = trace.input_budget !== trace.window - trace.reserved_output - trace.margin;
+      if (limits) {
+        expect(top?.command?.title).toContain(`input ${approx}${n(trace.input_tokens)} tok · + margin ${n(trace.margin)} = ${approx}${n(trace.input_tokens + trace.margin)} / `);
+      } else {
+        expect(top?.command?.title).toContain(`input ${approx}${n(trace.input_tokens)} tok · + output ${n(trace.reserved_output)} + margin ${n(trace.margin)} = ${approx}${n(trace.input_tokens + trace.reserved_output + trace.margin)} / ${n(trace.window)}`);
+      }
       for (const s of trace.slots) {
         const lens = lenses.find((l) => l.command?.title.startsWith(`${s.name} · `));
         if (!lens || s.budget === undefined) continue;
