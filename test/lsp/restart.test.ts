@@ -38,5 +38,5 @@ it('restarts a killed server and publishes the diagnostics again', async () => {
   expect(again.version).toBe(2);
   expect(again.diagnostics.map((d) => d.code).sort()).toEqual(codes.filter((c) => c !== 'slot-undefined'));
   const lenses = (await client.connection.sendRequest(CodeLensRequest.type, { textDocument: { uri } })) ?? [];
-  expect(lenses.some((l) => l.command?.title.startsWith('request '))).toBe(true);
+  expect(lenses.some((l) => l.command?.title.startsWith('input '))).toBe(true);
 });

@@ -84,9 +84,10 @@ describe('language server over stdio', () => {
     const uri = uriOf(template);
     const list = await lenses(uri);
     const titles = list.map((l) => l.command?.title ?? '');
-    const top = list.find((l) => l.command?.title.startsWith('request '))!;
+    const top = list.find((l) => l.command?.title.startsWith('input '))!;
     expect(top.range.start.line).toBe(0);
-    expect(top.command?.title).toMatch(/^request [\d,]+ \/ 8,000 tok · output reserve 1,200 · margin 800 · fixture basic · o200k_base$/);
+    // The input first, then the equation: "input 272 tok · + output 1,200 + margin 800 = 2,272 / 8,000".
+    expect(top.command?.title).toMatch(/^input [\d,]+ tok · \+ output 1,200 \+ margin 800 = [\d,]+ \/ 8,000 · fixture basic · o200k_base$/);
     expect(top.command?.command).toBe('contextLens.preview');
     expect(top.command?.arguments).toEqual([uri]);
     expect(titles).toContain('switch fixture (2)');
@@ -98,7 +99,7 @@ describe('language server over stdio', () => {
     // The top number is the assembled input plus the reserves, the same the trace states.
     const asm = await client.connection.sendRequest(AssembleRequest.type, { uri, format: 'json' });
     const total = asm!.trace.input_tokens + asm!.trace.reserved_output + asm!.trace.margin;
-    expect(top.command?.title).toContain(`request ${total.toLocaleString('en-US')} / 8,000`);
+    expect(top.command?.title).toContain(`input ${asm!.trace.input_tokens.toLocaleString('en-US')} tok · + output 1,200 + margin 800 = ${total.toLocaleString('en-US')} / 8,000`);
   });
 
   it('explains a slot, a config entry and a fixture item on hover', async () => {
@@ -219,7 +220,7 @@ describe('language server over stdio', () => {
     const before = client.session.lensRefreshes;
     await client.connection.sendRequest(SelectFixtureRequest.type, { uri, fixture: second.path });
     await client.session.until(() => client.session.lensRefreshes > before, 'a code lens refresh');
-    const top = (await lenses(uri)).find((l) => l.command?.title.startsWith('request '));
+    const top = (await lenses(uri)).find((l) => l.command?.title.startsWith('input '));
     expect(top?.command?.title).toContain('fixture second');
 
     const reply = await client.connection.sendRequest(PreviewRequest.type, { uri });
