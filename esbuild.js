@@ -88,14 +88,45 @@ async function writeSchema() {
   console.log('wrote schemas/context.schema.json');
 }
 
-/** Rank data of the exact tokenizers as compact assets beside the bundles (src/core/tokens/rankData.ts reads them). */
+/**
+ * Vocabularies of the exact tokenizers as compact assets beside the bundles (src/core/tokens/
+ * rankData.ts and families.ts read them). Converting the open-weight vocabularies (tens of MB of
+ * tokenizer.json) takes seconds, so the result is kept in .cache/tokenizer-assets/<key>/, keyed by
+ * the converter's bundled code and the versions of the packages the data comes from.
+ */
 async function writeTokenizerAssets() {
   const out = path.join(__dirname, '.cache', 'rank-assets.js');
   await esbuild.build({ entryPoints: ['src/core/tokens/assets.ts'], bundle: true, platform: 'node', format: 'cjs', outfile: out, logLevel: 'warning' });
   delete require.cache[out];
-  const assets = require(out).rankAssets();
+  const mod = require(out);
+  const hash = require('node:crypto').createHash('sha256').update(fs.readFileSync(out));
+  for (const pkg of mod.ASSET_SOURCE_PACKAGES ?? []) {
+    let version = 'missing';
+    try {
+      version = JSON.parse(fs.readFileSync(path.join(__dirname, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+    } catch {
+      // not installed: the conversion below says so
+    }
+    hash.update(`\0${pkg}@${version}`);
+  }
+  const cached = path.join(__dirname, '.cache', 'tokenizer-assets', hash.digest('hex').slice(0, 16));
+  let source = cached;
+  let files = fs.existsSync(cached) ? fs.readdirSync(cached) : [];
+  if (files.length === 0) {
+    const assets = mod.rankAssets();
+    const tmp = `${cached}.${process.pid}.tmp`;
+    fs.mkdirSync(tmp, { recursive: true });
+    for (const [file, bytes] of Object.entries(assets)) fs.writeFileSync(path.join(tmp, file), bytes);
+    files = Object.keys(assets);
+    try {
+      fs.renameSync(tmp, cached);
+    } catch {
+      source = tmp; // another build stored the same assets meanwhile: use ours, then drop them
+    }
+  }
   fs.mkdirSync('dist/tokenizers', { recursive: true });
-  for (const [file, bytes] of Object.entries(assets)) fs.writeFileSync(path.join('dist/tokenizers', file), bytes);
+  for (const file of files) fs.copyFileSync(path.join(source, file), path.join('dist/tokenizers', file));
+  if (source !== cached) fs.rmSync(source, { recursive: true, force: true });
 }
 
 async function main() {

