@@ -21,6 +21,8 @@ import { ContextConfigSchema } from './config/schema';
 import { SAMPLE_FIXTURE, requestSettings, sampleFixture, samplePath, templateDefaults } from './sample';
 import { readPartials } from './partials';
 import { ENV_REFERENCE } from './models';
+import { withCost } from './cost';
+import { cachePrefixFindings } from './prefix';
 
 export type FileKind = 'template' | 'config' | 'fixture';
 
@@ -435,6 +437,7 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
   if (cfgDoc) {
     findings.push(...budgetFindings(budget, cfgDoc, model.info));
     findings.push(...templateRules({ template, config: effective, configDoc: cfgDoc, inline: binding.config!.inline }));
+    findings.push(...cachePrefixFindings(template, effective, cfgDoc));
   }
 
   const sample = sampleFixture(host, template);
@@ -483,10 +486,13 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
     tokenizer,
     model: model.info,
     modelName: model.name,
-    render: { partials: partials.sources, defaults: templateDefaults(template), escape: !zero },
+    // Defaults under the fixture's values: dotprompt's input.default (as Genkit passes it); for Prompty the
+    // input defaults and the sample, which Prompty's prepare() hoists under the inputs of every run.
+    render: { partials: partials.sources, defaults: template.format === 'prompty' ? { ...templateDefaults(template), ...sample.values } : templateDefaults(template), escape: !zero },
     ...(zero ? { zeroConfig: true } : {}),
   });
-  analysis.assembly = assembly;
+  // The request's cost at its model's price (cost.ts), on the trace every front end reads.
+  analysis.assembly = withCost(assembly, effective, binding.config && !binding.config.inline ? binding.config.path : undefined);
   // Engine findings (unsupported constructs) speak without a fixture too; content findings need one.
   if (fixture) findings.push(...assembly.findings);
   else findings.push(...assembly.findings.filter((f) => f.rule === 'unsupported-feature' || f.rule === 'template-invalid'));

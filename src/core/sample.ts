@@ -49,12 +49,14 @@ export function templateDefaults(template: TemplateDoc): Record<string, unknown>
   }
   const out: Record<string, unknown> = {};
   const inputs = data.inputs;
-  if (isRecord(inputs)) for (const [k, v] of Object.entries(inputs)) if (isRecord(v) && 'default' in v) out[k] = v.default;
+  if (isRecord(inputs)) for (const [k, v] of Object.entries(inputs)) if (isRecord(v) && 'default' in v) out[k] = stripDeep(v.default);
   return out;
 }
 
 export interface SampleResult {
   fixture?: FixtureDoc;
+  /** The sample as plain values. Prompty hoists them under the inputs of every run (prepare: param_hoisting(inputs, sample)). */
+  values: Record<string, unknown>;
   findings: Finding[];
   dependencies: string[];
 }
@@ -64,13 +66,14 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
   const findings: Finding[] = [];
   const dependencies: string[] = [];
   const fm = template.frontMatter;
-  if (!fm) return { findings, dependencies };
+  if (!fm) return { findings, dependencies, values: {} };
   const span: Span = fm.span;
   let values: Record<string, unknown> = {};
   let origin = template.path;
   if (template.format === 'prompty') {
+    // Prompty normalises every front matter value on load (strings are stripped, recursively).
     const inputs = fm.data.inputs;
-    if (isRecord(inputs)) for (const [k, v] of Object.entries(inputs)) if (isRecord(v) && 'sample' in v) values[k] = v.sample;
+    if (isRecord(inputs)) for (const [k, v] of Object.entries(inputs)) if (isRecord(v) && 'sample' in v) values[k] = stripDeep(v.sample);
     const sample = fm.data.sample;
     if (typeof sample === 'string') {
       const m = /^\$\{file:(.+)\}$/.exec(sample.trim());
@@ -95,12 +98,12 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
       } else if (ENV_REFERENCE.test(sample.trim())) {
         findings.push(finding('unsupported-feature', template.path, span, `sample: ${sample.trim()} reads the application's environment, which Context Lens never reads; the sample is left empty.`, { severity: 'info' }));
       }
-    } else if (isRecord(sample)) values = { ...values, ...sample };
+    } else if (isRecord(sample)) values = { ...values, ...(stripDeep(sample) as Record<string, unknown>) };
   }
   // Defaults fill what the sample leaves out (the runtime applies them too, see templateDefaults).
   const defaults = templateDefaults(template);
   for (const [k, v] of Object.entries(defaults)) if (!(k in values)) values[k] = v;
-  if (!Object.keys(values).length) return { findings, dependencies };
+  if (!Object.keys(values).length) return { findings, dependencies, values };
 
   const text = stringify({ name: SAMPLE_FIXTURE, slots: values }, { aliasDuplicateObjects: false });
   const parsed = parseFixture(origin, text);
@@ -112,7 +115,17 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
   doc.path = origin;
   doc.name = SAMPLE_FIXTURE;
   doc.findings = doc.findings.filter((f) => f.rule !== 'fixture-invalid').map((f) => ({ ...f, path: origin }));
-  return { fixture: doc, findings, dependencies };
+  return { fixture: doc, findings, dependencies, values };
+}
+
+/** Prompty's `normalize`: every string stripped, in lists and mappings too. */
+function stripDeep(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return v.trim();
+  if (depth > 64 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => stripDeep(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = stripDeep(x, depth + 1);
+  return out;
 }
 
 /** A copy of a parsed fixture with every span replaced by `span`. */
