@@ -210,7 +210,9 @@ export class Renderer {
         if (fixtureValue) input[name] = plainValue(fixtureValue, m);
         return;
       }
-      if (fixtureValue?.type === 'data') {
+      // No value: left out, so the front matter defaults (and Prompty's hoisted sample) show through.
+      if (!fixtureValue) return;
+      if (fixtureValue.type === 'data') {
         input[name] = markDeep(fixtureValue.value, (s) => m(this.escapeText(s, state, undefined, neutralised, true)));
         return;
       }
