@@ -1,0 +1,292 @@
+/**
+ * A port of jinja2/lexer.py (3.1) for the default environment: `{{ }}`, `{% %}`, `{# #}`, no line
+ * statements, trim_blocks and lstrip_blocks off, keep_trailing_newline off. Tokens carry offsets
+ * into the lexed text. Non-ASCII characters inside a tag (outside string literals) are reported as
+ * unsupported: Python's identifier and digit classes are not reproduced.
+ */
+import { PY_WS } from './pystr';
+import { PyError, Unsupported } from './values';
+
+export type TokType =
+  | 'data'
+  | 'variable_begin'
+  | 'variable_end'
+  | 'block_begin'
+  | 'block_end'
+  | 'name'
+  | 'string'
+  | 'integer'
+  | 'float'
+  | 'eof'
+  | 'add'
+  | 'sub'
+  | 'div'
+  | 'floordiv'
+  | 'mul'
+  | 'mod'
+  | 'pow'
+  | 'tilde'
+  | 'lbracket'
+  | 'rbracket'
+  | 'lparen'
+  | 'rparen'
+  | 'lbrace'
+  | 'rbrace'
+  | 'eq'
+  | 'ne'
+  | 'gt'
+  | 'gteq'
+  | 'lt'
+  | 'lteq'
+  | 'assign'
+  | 'dot'
+  | 'colon'
+  | 'pipe'
+  | 'comma'
+  | 'semicolon';
+
+export interface Token {
+  type: TokType;
+  /** Decoded value: the text of data/name tokens, the string of a string literal, the number of a number. */
+  value: string | number;
+  start: number;
+  end: number;
+}
+
+const OPERATORS: [string, TokType][] = (
+  [
+    ['+', 'add'],
+    ['-', 'sub'],
+    ['/', 'div'],
+    ['//', 'floordiv'],
+    ['*', 'mul'],
+    ['%', 'mod'],
+    ['**', 'pow'],
+    ['~', 'tilde'],
+    ['[', 'lbracket'],
+    [']', 'rbracket'],
+    ['(', 'lparen'],
+    [')', 'rparen'],
+    ['{', 'lbrace'],
+    ['}', 'rbrace'],
+    ['==', 'eq'],
+    ['!=', 'ne'],
+    ['>', 'gt'],
+    ['>=', 'gteq'],
+    ['<', 'lt'],
+    ['<=', 'lteq'],
+    ['=', 'assign'],
+    ['.', 'dot'],
+    [':', 'colon'],
+    ['|', 'pipe'],
+    [',', 'comma'],
+    [';', 'semicolon'],
+  ] as [string, TokType][]
+).sort((a, b) => b[0].length - a[0].length);
+
+export const OPERATOR_TEXT: Record<string, string> = Object.fromEntries(OPERATORS.map(([s, t]) => [t, s]));
+
+const WS_RUN = new RegExp(`[${PY_WS}]+`, 'y');
+const WS_ANY = new RegExp(`[${PY_WS}]*`, 'y');
+const FLOAT_RE = /(?:\d+_)*\d+(?:(?:\.(?:\d+_)*\d+)?e[+-]?(?:\d+_)*\d+|\.(?:\d+_)*\d+)/iy;
+const INTEGER_RE = /(?:0b(?:_?[01])+|0o(?:_?[0-7])+|0x(?:_?[\da-f])+|[1-9](?:_?\d)*|0(?:_?0)*)/iy;
+const NAME_RE = /[A-Za-z0-9_]+/y;
+const STRING_RE = /'([^'\\]*(?:\\[\s\S][^'\\]*)*)'|"([^"\\]*(?:\\[\s\S][^"\\]*)*)"/y;
+const BLOCK_END_RE = new RegExp(`\\+%\\}|-%\\}[${PY_WS}]*|%\\}`, 'y');
+const VARIABLE_END_RE = new RegExp(`-\\}\\}[${PY_WS}]*|\\}\\}`, 'y');
+const RAW_BEGIN_RE = new RegExp(`\\{%(-|\\+|)[${PY_WS}]*raw[${PY_WS}]*(?:-%\\}[${PY_WS}]*|%\\})`, 'y');
+const RAW_END_RE = new RegExp(`\\{%(-|\\+|)[${PY_WS}]*endraw[${PY_WS}]*(?:\\+%\\}|-%\\}[${PY_WS}]*|%\\})`, 'y');
+const OPENER = /\{[{%#]/g;
+const TRAILING_WS = new RegExp(`[${PY_WS}]+$`);
+
+function stick(re: RegExp, s: string, pos: number): RegExpExecArray | null {
+  re.lastIndex = pos;
+  return re.exec(s);
+}
+
+export function syntaxError(message: string, start: number, end = start + 1): PyError {
+  const e = new PyError('TemplateSyntaxError', message);
+  e.span = { start, end };
+  return e;
+}
+
+/** The text jinja lexes: \r\n and \r become \n, one trailing newline is dropped. */
+export function normalizeTemplate(source: string): string {
+  let s = source.replace(/\r\n?/g, '\n');
+  if (s.endsWith('\n')) s = s.slice(0, -1);
+  return s;
+}
+
+/** Python's `str.encode('ascii', 'backslashreplace').decode('unicode-escape')`. */
+export function unescapeString(raw: string, at: number): string {
+  let s = '';
+  for (const c of raw) {
+    const cp = c.codePointAt(0)!;
+    if (cp < 0x80) s += c;
+    else if (cp < 0x100) s += '\\x' + cp.toString(16).padStart(2, '0');
+    else if (cp < 0x10000) s += '\\u' + cp.toString(16).padStart(4, '0');
+    else s += '\\U' + cp.toString(16).padStart(8, '0');
+  }
+  if (!s.includes('\\')) return s;
+  let out = '';
+  const simple: Record<string, string> = { '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\n': '' };
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c !== '\\') {
+      out += c;
+      continue;
+    }
+    if (i + 1 >= s.length) throw syntaxError('\\ at end of string', at);
+    const d = s[++i];
+    if (d in simple) out += simple[d];
+    else if (d >= '0' && d <= '7') {
+      let j = i;
+      while (j < i + 3 && j < s.length && s[j] >= '0' && s[j] <= '7') j++;
+      out += String.fromCodePoint(parseInt(s.slice(i, j), 8));
+      i = j - 1;
+    } else if (d === 'x' || d === 'u' || d === 'U') {
+      const n = d === 'x' ? 2 : d === 'u' ? 4 : 8;
+      const hex = s.slice(i + 1, i + 1 + n);
+      if (!new RegExp(`^[0-9a-fA-F]{${n}}$`).test(hex)) throw syntaxError(`truncated \\${d}${'X'.repeat(n)} escape`, at);
+      const v = parseInt(hex, 16);
+      if (v > 0x10ffff) throw syntaxError('illegal Unicode character', at);
+      out += v >= 0xd800 && v <= 0xdfff ? String.fromCharCode(v) : String.fromCodePoint(v);
+      i += n;
+    } else if (d === 'N') throw new Unsupported('\\N{…} escapes in string literals');
+    else out += '\\' + d;
+  }
+  return out;
+}
+
+/** Tokenize a whole template (already normalized by normalizeTemplate). */
+export function tokenize(src: string): Token[] {
+  const toks: Token[] = [];
+  let pos = 0;
+  const n = src.length;
+  while (pos < n) {
+    OPENER.lastIndex = pos;
+    const m = OPENER.exec(src);
+    if (!m) {
+      toks.push({ type: 'data', value: src.slice(pos), start: pos, end: n });
+      break;
+    }
+    const at = m.index;
+    const raw = src.startsWith('{%', at) ? stick(RAW_BEGIN_RE, src, at) : null;
+    const kind = src[at + 1];
+    const signCh = raw ? raw[1] : src[at + 2] === '-' || src[at + 2] === '+' ? src[at + 2] : '';
+    let text = src.slice(pos, at);
+    if (signCh === '-') text = text.replace(TRAILING_WS, '');
+    if (text) toks.push({ type: 'data', value: text, start: pos, end: pos + text.length });
+    if (raw) {
+      // raw block: data up to the first {% endraw %}
+      let q = raw.index + raw[0].length;
+      const bodyStart = q;
+      let end: RegExpExecArray | null = null;
+      for (;;) {
+        const k = src.indexOf('{%', q);
+        if (k < 0) break;
+        end = stick(RAW_END_RE, src, k);
+        if (end) break;
+        q = k + 1;
+      }
+      if (!end) throw syntaxError('Missing end of raw directive', at, at + raw[0].length);
+      let body = src.slice(bodyStart, end.index);
+      if (end[1] === '-') body = body.replace(TRAILING_WS, '');
+      if (body) toks.push({ type: 'data', value: body, start: bodyStart, end: bodyStart + body.length });
+      pos = end.index + end[0].length;
+      continue;
+    }
+    const beginLen = 2 + (signCh ? 1 : 0);
+    if (kind === '#') {
+      const contentStart = at + beginLen;
+      const k = src.indexOf('#}', contentStart);
+      if (k < 0) throw syntaxError('Missing end of comment tag', at, at + 2);
+      const signEnd = k - 1 >= contentStart ? src[k - 1] : '';
+      pos = k + 2;
+      if (signEnd === '-') pos += stick(WS_ANY, src, pos)![0].length;
+      continue;
+    }
+    const isBlock = kind === '%';
+    toks.push({ type: isBlock ? 'block_begin' : 'variable_begin', value: src.slice(at, at + beginLen), start: at, end: at + beginLen });
+    pos = lexTag(src, at + beginLen, isBlock, toks, at);
+  }
+  toks.push({ type: 'eof', value: '', start: n, end: n });
+  return toks;
+}
+
+function lexTag(src: string, start: number, isBlock: boolean, toks: Token[], tagStart: number): number {
+  const balance: string[] = [];
+  let pos = start;
+  const n = src.length;
+  while (pos < n) {
+    if (!balance.length) {
+      const e = stick(isBlock ? BLOCK_END_RE : VARIABLE_END_RE, src, pos);
+      if (e) {
+        toks.push({ type: isBlock ? 'block_end' : 'variable_end', value: e[0], start: pos, end: pos + e[0].length });
+        return pos + e[0].length;
+      }
+    }
+    let m = stick(WS_RUN, src, pos);
+    if (m) {
+      pos += m[0].length;
+      continue;
+    }
+    const prev = pos > 0 ? src[pos - 1] : '';
+    if (prev !== '.' && (m = stick(FLOAT_RE, src, pos))) {
+      toks.push({ type: 'float', value: Number(m[0].replace(/_/g, '')), start: pos, end: pos + m[0].length });
+      pos += m[0].length;
+      continue;
+    }
+    if ((m = stick(INTEGER_RE, src, pos))) {
+      const t = m[0].replace(/_/g, '').toLowerCase();
+      const big = t.startsWith('0b') ? BigInt(t) : t.startsWith('0o') ? BigInt(t) : t.startsWith('0x') ? BigInt(t) : BigInt(t);
+      if (big > BigInt(Number.MAX_SAFE_INTEGER)) {
+        const u = new Unsupported('integer literals beyond 2^53');
+        u.span = { start: pos, end: pos + m[0].length };
+        throw u;
+      }
+      // a name right after the digits ("1abc") is lexed by jinja as integer then name too
+      toks.push({ type: 'integer', value: Number(big), start: pos, end: pos + m[0].length });
+      pos += m[0].length;
+      continue;
+    }
+    if ((m = stick(NAME_RE, src, pos))) {
+      const after = src.charCodeAt(pos + m[0].length);
+      if (after >= 0x80 && !new RegExp(`[${PY_WS}]`).test(src[pos + m[0].length])) {
+        const u = new Unsupported('non-ASCII characters in names');
+        u.span = { start: pos, end: pos + m[0].length + 1 };
+        throw u;
+      }
+      toks.push({ type: 'name', value: m[0], start: pos, end: pos + m[0].length });
+      pos += m[0].length;
+      continue;
+    }
+    if ((m = stick(STRING_RE, src, pos))) {
+      const inner = m[1] ?? m[2] ?? '';
+      toks.push({ type: 'string', value: unescapeString(inner, pos), start: pos, end: pos + m[0].length });
+      pos += m[0].length;
+      continue;
+    }
+    const op = OPERATORS.find(([s]) => src.startsWith(s, pos));
+    if (op) {
+      const [s, t] = op;
+      if (s === '{' || s === '(' || s === '[') balance.push(s === '{' ? '}' : s === '(' ? ')' : ']');
+      else if (s === '}' || s === ')' || s === ']') {
+        if (!balance.length) throw syntaxError(`unexpected '${s}'`, pos);
+        const want = balance.pop();
+        if (want !== s) throw syntaxError(`unexpected '${s}', expected '${want}'`, pos);
+      }
+      toks.push({ type: t, value: s, start: pos, end: pos + s.length });
+      pos += s.length;
+      continue;
+    }
+    if (src.charCodeAt(pos) >= 0x80) {
+      const u = new Unsupported('non-ASCII characters inside a tag');
+      u.span = { start: pos, end: pos + 1 };
+      throw u;
+    }
+    throw syntaxError(`unexpected char ${JSON.stringify(src[pos])} at ${pos}`, pos);
+  }
+  void tagStart;
+  return pos;
+}

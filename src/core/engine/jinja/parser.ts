@@ -1,0 +1,807 @@
+/**
+ * A port of jinja2/parser.py (3.1) over our tokens, producing nodes with offsets. Extensions are not
+ * enabled in Prompty's environment, so `do`, `break`, `continue`, `trans` are unknown tags (syntax
+ * errors) exactly as in Jinja2.
+ */
+import type { Span } from '../../types';
+import { OPERATOR_TEXT, syntaxError, type TokType, type Token } from './lexer';
+
+export type Expr =
+  | { k: 'Name'; span: Span; name: string; ctx: 'load' | 'store' | 'param' }
+  | { k: 'NSRef'; span: Span; name: string; attr: string }
+  | { k: 'Const'; span: Span; value: string | number | boolean | null; float?: boolean }
+  | { k: 'Tuple'; span: Span; items: Expr[]; ctx: 'load' | 'store' | 'param' }
+  | { k: 'List'; span: Span; items: Expr[] }
+  | { k: 'Dict'; span: Span; items: { key: Expr; value: Expr }[] }
+  | { k: 'CondExpr'; span: Span; test: Expr; expr1: Expr; expr2: Expr | null }
+  | { k: 'Bin'; span: Span; op: 'add' | 'sub' | 'mul' | 'div' | 'floordiv' | 'mod' | 'pow' | 'and' | 'or'; left: Expr; right: Expr }
+  | { k: 'Unary'; span: Span; op: 'not' | 'neg' | 'pos'; node: Expr }
+  | { k: 'Compare'; span: Span; expr: Expr; ops: { op: string; expr: Expr }[] }
+  | { k: 'Concat'; span: Span; nodes: Expr[] }
+  | { k: 'Getattr'; span: Span; node: Expr; attr: string }
+  | { k: 'Getitem'; span: Span; node: Expr; arg: Expr }
+  | { k: 'Slice'; span: Span; start: Expr | null; stop: Expr | null; step: Expr | null }
+  | ({ k: 'Call'; span: Span; node: Expr } & CallArgs)
+  | ({ k: 'Filter'; span: Span; node: Expr | null; name: string; nameSpan: Span } & CallArgs)
+  | ({ k: 'Test'; span: Span; node: Expr; name: string; nameSpan: Span } & CallArgs);
+
+export interface IfStmt {
+  k: 'If';
+  span: Span;
+  test: Expr;
+  body: Stmt[];
+  /** `elif` branches: If nodes without elif/else of their own, as in jinja2's tree. */
+  elif_: IfStmt[];
+  else_: Stmt[];
+}
+
+export interface CallArgs {
+  args: Expr[];
+  kwargs: { key: string; value: Expr }[];
+  dynArgs: Expr | null;
+  dynKwargs: Expr | null;
+}
+
+export type Stmt =
+  | { k: 'Output'; span: Span; nodes: (Expr | { k: 'Data'; span: Span; data: string })[] }
+  | { k: 'For'; span: Span; target: Expr; iter: Expr; body: Stmt[]; else_: Stmt[]; test: Expr | null; recursive: boolean }
+  | IfStmt
+  | { k: 'Macro'; span: Span; name: string; args: Expr[]; defaults: Expr[]; body: Stmt[] }
+  | { k: 'CallBlock'; span: Span; call: Expr; args: Expr[]; defaults: Expr[]; body: Stmt[] }
+  | { k: 'FilterBlock'; span: Span; filter: Expr; body: Stmt[] }
+  | { k: 'With'; span: Span; targets: Expr[]; values: Expr[]; body: Stmt[] }
+  | { k: 'Block'; span: Span; name: string; body: Stmt[]; scoped: boolean; required: boolean }
+  | { k: 'Extends'; span: Span; template: Expr }
+  | { k: 'Include'; span: Span; template: Expr; withContext: boolean; ignoreMissing: boolean }
+  | { k: 'Import'; span: Span; template: Expr; target: string; withContext: boolean }
+  | { k: 'FromImport'; span: Span; template: Expr; names: [string, string][]; withContext: boolean }
+  | { k: 'Assign'; span: Span; target: Expr; node: Expr }
+  | { k: 'AssignBlock'; span: Span; target: Expr; body: Stmt[]; filter: Expr | null }
+  | { k: 'Autoescape'; span: Span; value: Expr; body: Stmt[] };
+
+const STATEMENT_KEYWORDS = new Set(['for', 'if', 'block', 'extends', 'print', 'macro', 'include', 'from', 'import', 'set', 'with', 'autoescape']);
+const COMPARE_OPS = new Set(['eq', 'ne', 'lt', 'lteq', 'gt', 'gteq']);
+
+function describe(t: Token): string {
+  if (t.type === 'name') return String(t.value);
+  if (t.type in OPERATOR_TEXT) return OPERATOR_TEXT[t.type];
+  const names: Partial<Record<TokType, string>> = {
+    block_begin: 'begin of statement block',
+    block_end: 'end of statement block',
+    variable_begin: 'begin of print statement',
+    variable_end: 'end of print statement',
+    data: 'template data / text',
+    eof: 'end of template',
+  };
+  return names[t.type] ?? t.type;
+}
+
+export class Parser {
+  private i = 0;
+  private readonly endTokenStack: string[][] = [];
+
+  constructor(private readonly toks: Token[]) {}
+
+  private get cur(): Token {
+    return this.toks[this.i];
+  }
+  private ct(): TokType {
+    return this.toks[this.i].type;
+  }
+  private look(): Token {
+    return this.toks[Math.min(this.i + 1, this.toks.length - 1)];
+  }
+  private next(): Token {
+    const t = this.toks[this.i];
+    if (t.type !== 'eof') this.i++;
+    return t;
+  }
+  private test(t: Token, expr: string): boolean {
+    if (t.type === expr) return true;
+    const c = expr.indexOf(':');
+    return c >= 0 && t.type === expr.slice(0, c) && t.value === expr.slice(c + 1);
+  }
+  private skipIf(expr: string): boolean {
+    if (this.test(this.cur, expr)) {
+      this.next();
+      return true;
+    }
+    return false;
+  }
+  private fail(msg: string, t: Token = this.cur): never {
+    throw syntaxError(msg, t.start, Math.max(t.end, t.start + 1));
+  }
+  private expect(expr: string): Token {
+    if (!this.test(this.cur, expr)) {
+      const c = expr.indexOf(':');
+      const want = c >= 0 && expr.slice(0, c) === 'name' ? expr.slice(c + 1) : (OPERATOR_TEXT[expr] ?? expr);
+      if (this.ct() === 'eof') this.fail(`unexpected end of template, expected '${want}'.`);
+      this.fail(`expected token '${want}', got '${describe(this.cur)}'`);
+    }
+    return this.next();
+  }
+  private span(startTok: Token | number): Span {
+    const start = typeof startTok === 'number' ? startTok : startTok.start;
+    const prev = this.toks[Math.max(0, this.i - 1)];
+    return { start, end: Math.max(start, prev.end) };
+  }
+
+  parse(): Stmt[] {
+    return this.subparse(null);
+  }
+
+  private subparse(endTokens: string[] | null): Stmt[] {
+    const body: Stmt[] = [];
+    let data: (Expr | { k: 'Data'; span: Span; data: string })[] = [];
+    const flush = (): void => {
+      if (data.length) {
+        body.push({ k: 'Output', span: { start: data[0].span.start, end: data[data.length - 1].span.end }, nodes: data });
+        data = [];
+      }
+    };
+    if (endTokens) this.endTokenStack.push(endTokens);
+    try {
+      while (this.ct() !== 'eof') {
+        const t = this.cur;
+        if (t.type === 'data') {
+          data.push({ k: 'Data', span: { start: t.start, end: t.end }, data: String(t.value) });
+          this.next();
+        } else if (t.type === 'variable_begin') {
+          this.next();
+          data.push(this.parseTuple({ withCondexpr: true }));
+          this.expect('variable_end');
+        } else if (t.type === 'block_begin') {
+          flush();
+          this.next();
+          if (endTokens && endTokens.some((e) => this.test(this.cur, e))) return body;
+          body.push(this.parseStatement(t));
+          this.expect('block_end');
+        } else throw syntaxError('internal parsing error', t.start);
+      }
+      flush();
+    } finally {
+      if (endTokens) this.endTokenStack.pop();
+    }
+    return body;
+  }
+
+  private parseStatement(begin: Token): Stmt {
+    const t = this.cur;
+    if (t.type !== 'name') this.fail('tag name expected');
+    const v = String(t.value);
+    if (STATEMENT_KEYWORDS.has(v)) {
+      switch (v) {
+        case 'for':
+          return this.parseFor(begin);
+        case 'if':
+          return this.parseIf(begin);
+        case 'block':
+          return this.parseBlock(begin);
+        case 'extends':
+          this.next();
+          return { k: 'Extends', template: this.parseExpression(), span: this.span(begin) };
+        case 'print': {
+          this.next();
+          const nodes: Expr[] = [];
+          while (this.ct() !== 'block_end') {
+            if (nodes.length) this.expect('comma');
+            nodes.push(this.parseExpression());
+          }
+          return { k: 'Output', nodes, span: this.span(begin) };
+        }
+        case 'macro':
+          return this.parseMacro(begin);
+        case 'include':
+          return this.parseInclude(begin);
+        case 'from':
+          return this.parseFrom(begin);
+        case 'import':
+          return this.parseImport(begin);
+        case 'set':
+          return this.parseSet(begin);
+        case 'with':
+          return this.parseWith(begin);
+        case 'autoescape': {
+          this.next();
+          const value = this.parseExpression();
+          const head = this.span(begin);
+          const body = this.parseStatements(['name:endautoescape'], true);
+          return { k: 'Autoescape', value, body, span: head };
+        }
+      }
+    }
+    if (v === 'call') return this.parseCallBlock(begin);
+    if (v === 'filter') return this.parseFilterBlock(begin);
+    // unknown tag
+    const expected = new Set<string>();
+    for (const exprs of this.endTokenStack) for (const e of exprs) expected.add(e.split(':').pop()!);
+    let msg = `Encountered unknown tag '${v}'.`;
+    if (this.endTokenStack.length) {
+      const looking = this.endTokenStack[this.endTokenStack.length - 1].map((e) => `'${e.split(':').pop()}'`).join(' or ');
+      msg += expected.has(v) ? ` You probably made a nesting mistake. Jinja is expecting this tag, but currently looking for ${looking}.` : ` Jinja was looking for the following tags: ${looking}.`;
+    }
+    this.fail(msg, t);
+  }
+
+  private parseStatements(endTokens: string[], dropNeedle = false): Stmt[] {
+    this.skipIf('colon');
+    this.expect('block_end');
+    const result = this.subparse(endTokens);
+    if (this.ct() === 'eof') {
+      const looking = endTokens.map((e) => `'${e.split(':').pop()}'`).join(' or ');
+      this.fail(`Unexpected end of template. Jinja was looking for the following tags: ${looking}.`);
+    }
+    if (dropNeedle) this.next();
+    return result;
+  }
+
+  private parseSet(begin: Token): Stmt {
+    this.next();
+    const target = this.parseAssignTarget({ withNamespace: true });
+    if (this.skipIf('assign')) {
+      const node = this.parseTuple({});
+      return { k: 'Assign', target, node, span: this.span(begin) };
+    }
+    const filter = this.parseFilter(null);
+    const head = this.span(begin);
+    const body = this.parseStatements(['name:endset'], true);
+    return { k: 'AssignBlock', target, body, filter, span: head };
+  }
+
+  private parseFor(begin: Token): Stmt {
+    this.expect('name:for');
+    const target = this.parseAssignTarget({ extraEndRules: ['name:in'] });
+    this.expect('name:in');
+    const iter = this.parseTuple({ withCondexpr: false, extraEndRules: ['name:recursive'] });
+    let test: Expr | null = null;
+    if (this.skipIf('name:if')) test = this.parseExpression();
+    const recursive = this.skipIf('name:recursive');
+    const head = this.span(begin);
+    const body = this.parseStatements(['name:endfor', 'name:else']);
+    let else_: Stmt[] = [];
+    if (this.next().value !== 'endfor') else_ = this.parseStatements(['name:endfor'], true);
+    return { k: 'For', target, iter, body, else_, test, recursive, span: head };
+  }
+
+  private parseIf(begin: Token): Stmt {
+    this.expect('name:if');
+    const test = this.parseTuple({ withCondexpr: false });
+    const head = this.span(begin);
+    const node: IfStmt = { k: 'If', test, body: [], elif_: [], else_: [], span: head };
+    node.body = this.parseStatements(['name:elif', 'name:else', 'name:endif']);
+    for (;;) {
+      const tok = this.next();
+      if (this.test(tok, 'name:elif')) {
+        const t2 = this.parseTuple({ withCondexpr: false });
+        const span = { start: tok.start, end: this.span(tok).end };
+        const b = this.parseStatements(['name:elif', 'name:else', 'name:endif']);
+        node.elif_.push({ k: 'If', test: t2, body: b, elif_: [], else_: [], span });
+        continue;
+      }
+      if (this.test(tok, 'name:else')) node.else_ = this.parseStatements(['name:endif'], true);
+      break;
+    }
+    return node;
+  }
+
+  private parseWith(begin: Token): Stmt {
+    this.next();
+    const targets: Expr[] = [];
+    const values: Expr[] = [];
+    while (this.ct() !== 'block_end') {
+      if (targets.length) this.expect('comma');
+      const target = this.parseAssignTarget({});
+      setCtx(target, 'param');
+      targets.push(target);
+      this.expect('assign');
+      values.push(this.parseExpression());
+    }
+    const head = this.span(begin);
+    const body = this.parseStatements(['name:endwith'], true);
+    return { k: 'With', targets, values, body, span: head };
+  }
+
+  private parseBlock(begin: Token): Stmt {
+    this.next();
+    const name = String(this.expect('name').value);
+    const scoped = this.skipIf('name:scoped');
+    const required = this.skipIf('name:required');
+    if (this.ct() === 'sub') this.fail('Block names in Jinja have to be valid Python identifiers and may not contain hyphens, use an underscore instead.');
+    const head = this.span(begin);
+    const body = this.parseStatements(['name:endblock'], true);
+    if (required) {
+      for (const b of body) {
+        if (b.k !== 'Output' || b.nodes.some((x) => x.k !== 'Data' || !/^[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/.test(x.data))) this.fail('Required blocks can only contain comments or whitespace');
+      }
+    }
+    this.skipIf('name:' + name);
+    return { k: 'Block', name, body, scoped, required, span: head };
+  }
+
+  private parseImportContext(dflt: boolean): boolean {
+    if ((this.test(this.cur, 'name:with') || this.test(this.cur, 'name:without')) && this.test(this.look(), 'name:context')) {
+      const w = this.next().value === 'with';
+      this.next();
+      return w;
+    }
+    return dflt;
+  }
+
+  private parseInclude(begin: Token): Stmt {
+    this.next();
+    const template = this.parseExpression();
+    let ignoreMissing = false;
+    if (this.test(this.cur, 'name:ignore') && this.test(this.look(), 'name:missing')) {
+      ignoreMissing = true;
+      this.next();
+      this.next();
+    }
+    const withContext = this.parseImportContext(true);
+    return { k: 'Include', template, ignoreMissing, withContext, span: this.span(begin) };
+  }
+
+  private parseImport(begin: Token): Stmt {
+    this.next();
+    const template = this.parseExpression();
+    this.expect('name:as');
+    const target = String(this.expect('name').value);
+    const withContext = this.parseImportContext(false);
+    return { k: 'Import', template, target, withContext, span: this.span(begin) };
+  }
+
+  private parseFrom(begin: Token): Stmt {
+    this.next();
+    const template = this.parseExpression();
+    this.expect('name:import');
+    const names: [string, string][] = [];
+    let withContext: boolean | undefined;
+    const parseContext = (): boolean => {
+      if ((this.cur.value === 'with' || this.cur.value === 'without') && this.test(this.look(), 'name:context')) {
+        withContext = this.next().value === 'with';
+        this.next();
+        return true;
+      }
+      return false;
+    };
+    for (;;) {
+      if (names.length) this.expect('comma');
+      if (this.ct() === 'name') {
+        if (parseContext()) break;
+        const t = this.expect('name');
+        const target = String(t.value);
+        if (target.startsWith('_')) throw syntaxError('names starting with an underline can not be imported', t.start, t.end);
+        if (this.skipIf('name:as')) names.push([target, String(this.expect('name').value)]);
+        else names.push([target, target]);
+        if (parseContext() || this.ct() !== 'comma') break;
+      } else this.expect('name');
+    }
+    return { k: 'FromImport', template, names, withContext: withContext ?? false, span: this.span(begin) };
+  }
+
+  private parseSignature(): { args: Expr[]; defaults: Expr[] } {
+    const args: Expr[] = [];
+    const defaults: Expr[] = [];
+    this.expect('lparen');
+    while (this.ct() !== 'rparen') {
+      if (args.length) this.expect('comma');
+      const t = this.expect('name');
+      const arg: Expr = { k: 'Name', name: String(t.value), ctx: 'param', span: { start: t.start, end: t.end } };
+      if (this.skipIf('assign')) defaults.push(this.parseExpression());
+      else if (defaults.length) this.fail('non-default argument follows default argument');
+      args.push(arg);
+    }
+    this.expect('rparen');
+    return { args, defaults };
+  }
+
+  private parseCallBlock(begin: Token): Stmt {
+    this.next();
+    let sig: { args: Expr[]; defaults: Expr[] } = { args: [], defaults: [] };
+    if (this.ct() === 'lparen') sig = this.parseSignature();
+    const call = this.parseExpression();
+    if (call.k !== 'Call') throw syntaxError('expected call', begin.start, begin.end);
+    const head = this.span(begin);
+    const body = this.parseStatements(['name:endcall'], true);
+    return { k: 'CallBlock', call, ...sig, body, span: head };
+  }
+
+  private parseFilterBlock(begin: Token): Stmt {
+    this.next();
+    const filter = this.parseFilter(null, true)!;
+    const head = this.span(begin);
+    const body = this.parseStatements(['name:endfilter'], true);
+    return { k: 'FilterBlock', filter, body, span: head };
+  }
+
+  private parseMacro(begin: Token): Stmt {
+    this.next();
+    const name = String(this.expect('name').value);
+    const sig = this.parseSignature();
+    const head = this.span(begin);
+    const body = this.parseStatements(['name:endmacro'], true);
+    return { k: 'Macro', name, ...sig, body, span: head };
+  }
+
+  private parseAssignTarget(o: { withTuple?: boolean; nameOnly?: boolean; extraEndRules?: string[]; withNamespace?: boolean }): Expr {
+    let target: Expr;
+    if (o.nameOnly) {
+      const t = this.expect('name');
+      target = { k: 'Name', name: String(t.value), ctx: 'store', span: { start: t.start, end: t.end } };
+    } else {
+      if (o.withTuple !== false) target = this.parseTuple({ simplified: true, extraEndRules: o.extraEndRules, withNamespace: o.withNamespace });
+      else target = this.parsePrimary(o.withNamespace);
+      setCtx(target, 'store');
+    }
+    if (!canAssign(target)) {
+      const names: Record<string, string> = { Const: 'const', List: 'list', Dict: 'dict' };
+      throw syntaxError(`can't assign to '${names[target.k] ?? target.k.toLowerCase()}'`, target.span.start, target.span.end);
+    }
+    return target;
+  }
+
+  parseExpression(withCondexpr = true): Expr {
+    return withCondexpr ? this.parseCondexpr() : this.parseOr();
+  }
+
+  private parseCondexpr(): Expr {
+    const start = this.cur.start;
+    let expr1 = this.parseOr();
+    while (this.skipIf('name:if')) {
+      const expr2 = this.parseOr();
+      const expr3 = this.skipIf('name:else') ? this.parseCondexpr() : null;
+      expr1 = { k: 'CondExpr', test: expr2, expr1, expr2: expr3, span: this.span(start) };
+    }
+    return expr1;
+  }
+
+  private parseOr(): Expr {
+    const start = this.cur.start;
+    let left = this.parseAnd();
+    while (this.skipIf('name:or')) left = { k: 'Bin', op: 'or', left, right: this.parseAnd(), span: this.span(start) };
+    return left;
+  }
+
+  private parseAnd(): Expr {
+    const start = this.cur.start;
+    let left = this.parseNot();
+    while (this.skipIf('name:and')) left = { k: 'Bin', op: 'and', left, right: this.parseNot(), span: this.span(start) };
+    return left;
+  }
+
+  private parseNot(): Expr {
+    if (this.test(this.cur, 'name:not')) {
+      const t = this.next();
+      return { k: 'Unary', op: 'not', node: this.parseNot(), span: this.span(t) };
+    }
+    return this.parseCompare();
+  }
+
+  private parseCompare(): Expr {
+    const start = this.cur.start;
+    const expr = this.parseMath1();
+    const ops: { op: string; expr: Expr }[] = [];
+    for (;;) {
+      const tt = this.ct();
+      if (COMPARE_OPS.has(tt)) {
+        this.next();
+        ops.push({ op: tt, expr: this.parseMath1() });
+      } else if (this.skipIf('name:in')) ops.push({ op: 'in', expr: this.parseMath1() });
+      else if (this.test(this.cur, 'name:not') && this.test(this.look(), 'name:in')) {
+        this.next();
+        this.next();
+        ops.push({ op: 'notin', expr: this.parseMath1() });
+      } else break;
+    }
+    if (!ops.length) return expr;
+    return { k: 'Compare', expr, ops, span: this.span(start) };
+  }
+
+  private parseMath1(): Expr {
+    const start = this.cur.start;
+    let left = this.parseConcat();
+    while (this.ct() === 'add' || this.ct() === 'sub') {
+      const op = this.next().type as 'add' | 'sub';
+      left = { k: 'Bin', op, left, right: this.parseConcat(), span: this.span(start) };
+    }
+    return left;
+  }
+
+  private parseConcat(): Expr {
+    const start = this.cur.start;
+    const nodes = [this.parseMath2()];
+    while (this.ct() === 'tilde') {
+      this.next();
+      nodes.push(this.parseMath2());
+    }
+    return nodes.length === 1 ? nodes[0] : { k: 'Concat', nodes, span: this.span(start) };
+  }
+
+  private parseMath2(): Expr {
+    const start = this.cur.start;
+    let left = this.parsePow();
+    while (['mul', 'div', 'floordiv', 'mod'].includes(this.ct())) {
+      const op = this.next().type as 'mul' | 'div' | 'floordiv' | 'mod';
+      left = { k: 'Bin', op, left, right: this.parsePow(), span: this.span(start) };
+    }
+    return left;
+  }
+
+  private parsePow(): Expr {
+    const start = this.cur.start;
+    let left = this.parseUnary();
+    while (this.ct() === 'pow') {
+      this.next();
+      left = { k: 'Bin', op: 'pow', left, right: this.parseUnary(), span: this.span(start) };
+    }
+    return left;
+  }
+
+  private parseUnary(withFilter = true): Expr {
+    const t = this.cur;
+    let node: Expr;
+    if (t.type === 'sub') {
+      this.next();
+      node = { k: 'Unary', op: 'neg', node: this.parseUnary(false), span: this.span(t) };
+    } else if (t.type === 'add') {
+      this.next();
+      node = { k: 'Unary', op: 'pos', node: this.parseUnary(false), span: this.span(t) };
+    } else node = this.parsePrimary();
+    node = this.parsePostfix(node);
+    if (withFilter) node = this.parseFilterExpr(node);
+    return node;
+  }
+
+  private parsePrimary(withNamespace = false): Expr {
+    const t = this.cur;
+    const sp = { start: t.start, end: t.end };
+    if (t.type === 'name') {
+      this.next();
+      const v = String(t.value);
+      if (v === 'true' || v === 'false' || v === 'True' || v === 'False') return { k: 'Const', value: v === 'true' || v === 'True', span: sp };
+      if (v === 'none' || v === 'None') return { k: 'Const', value: null, span: sp };
+      if (withNamespace && this.ct() === 'dot') {
+        this.next();
+        const attr = this.expect('name');
+        return { k: 'NSRef', name: v, attr: String(attr.value), span: this.span(t) };
+      }
+      return { k: 'Name', name: v, ctx: 'load', span: sp };
+    }
+    if (t.type === 'string') {
+      this.next();
+      let s = String(t.value);
+      while (this.ct() === 'string') s += String(this.next().value);
+      return { k: 'Const', value: s, span: this.span(t) };
+    }
+    if (t.type === 'integer' || t.type === 'float') {
+      this.next();
+      return { k: 'Const', value: t.value as number, float: t.type === 'float', span: sp };
+    }
+    if (t.type === 'lparen') {
+      this.next();
+      const node = this.parseTuple({ explicitParentheses: true });
+      this.expect('rparen');
+      return node;
+    }
+    if (t.type === 'lbracket') return this.parseList();
+    if (t.type === 'lbrace') return this.parseDict();
+    this.fail(`unexpected '${describe(t)}'`);
+  }
+
+  private parseTuple(o: { simplified?: boolean; withCondexpr?: boolean; extraEndRules?: string[]; explicitParentheses?: boolean; withNamespace?: boolean }): Expr {
+    const start = this.cur.start;
+    const parse = o.simplified ? () => this.parsePrimary(o.withNamespace) : () => this.parseExpression(o.withCondexpr !== false);
+    const args: Expr[] = [];
+    let isTuple = false;
+    for (;;) {
+      if (args.length) this.expect('comma');
+      if (this.isTupleEnd(o.extraEndRules)) break;
+      args.push(parse());
+      if (this.ct() === 'comma') isTuple = true;
+      else break;
+    }
+    if (!isTuple) {
+      if (args.length) return args[0];
+      if (!o.explicitParentheses) this.fail(`Expected an expression, got '${describe(this.cur)}'`);
+    }
+    return { k: 'Tuple', items: args, ctx: 'load', span: this.span(start) };
+  }
+
+  private isTupleEnd(extra?: string[]): boolean {
+    const tt = this.ct();
+    if (tt === 'variable_end' || tt === 'block_end' || tt === 'rparen') return true;
+    return !!extra && extra.some((e) => this.test(this.cur, e));
+  }
+
+  private parseList(): Expr {
+    const t = this.expect('lbracket');
+    const items: Expr[] = [];
+    while (this.ct() !== 'rbracket') {
+      if (items.length) this.expect('comma');
+      if (this.ct() === 'rbracket') break;
+      items.push(this.parseExpression());
+    }
+    this.expect('rbracket');
+    return { k: 'List', items, span: this.span(t) };
+  }
+
+  private parseDict(): Expr {
+    const t = this.expect('lbrace');
+    const items: { key: Expr; value: Expr }[] = [];
+    while (this.ct() !== 'rbrace') {
+      if (items.length) this.expect('comma');
+      if (this.ct() === 'rbrace') break;
+      const key = this.parseExpression();
+      this.expect('colon');
+      items.push({ key, value: this.parseExpression() });
+    }
+    this.expect('rbrace');
+    return { k: 'Dict', items, span: this.span(t) };
+  }
+
+  private parsePostfix(node: Expr): Expr {
+    for (;;) {
+      const tt = this.ct();
+      if (tt === 'dot' || tt === 'lbracket') node = this.parseSubscript(node);
+      else if (tt === 'lparen') node = this.parseCall(node);
+      else break;
+    }
+    return node;
+  }
+
+  private parseFilterExpr(node: Expr): Expr {
+    for (;;) {
+      const tt = this.ct();
+      if (tt === 'pipe') node = this.parseFilter(node)!;
+      else if (tt === 'name' && this.cur.value === 'is') node = this.parseTest(node);
+      else if (tt === 'lparen') node = this.parseCall(node);
+      else break;
+    }
+    return node;
+  }
+
+  private parseSubscript(node: Expr): Expr {
+    const t = this.next();
+    const start = node.span.start;
+    if (t.type === 'dot') {
+      const a = this.cur;
+      this.next();
+      if (a.type === 'name') return { k: 'Getattr', node, attr: String(a.value), span: this.span(start) };
+      if (a.type !== 'integer') this.fail('expected name or number', a);
+      return { k: 'Getitem', node, arg: { k: 'Const', value: a.value as number, span: { start: a.start, end: a.end } }, span: this.span(start) };
+    }
+    if (t.type === 'lbracket') {
+      const args: Expr[] = [];
+      while (this.ct() !== 'rbracket') {
+        if (args.length) this.expect('comma');
+        args.push(this.parseSubscribed());
+      }
+      this.expect('rbracket');
+      const arg: Expr = args.length === 1 ? args[0] : { k: 'Tuple', items: args, ctx: 'load', span: this.span(t) };
+      return { k: 'Getitem', node, arg, span: this.span(start) };
+    }
+    this.fail('expected subscript expression', t);
+  }
+
+  private parseSubscribed(): Expr {
+    const start = this.cur.start;
+    const args: (Expr | null)[] = [];
+    if (this.ct() === 'colon') {
+      this.next();
+      args.push(null);
+    } else {
+      const node = this.parseExpression();
+      if (this.ct() !== 'colon') return node;
+      this.next();
+      args.push(node);
+    }
+    if (this.ct() === 'colon') args.push(null);
+    else if (this.ct() !== 'rbracket' && this.ct() !== 'comma') args.push(this.parseExpression());
+    else args.push(null);
+    if (this.ct() === 'colon') {
+      this.next();
+      if (this.ct() !== 'rbracket' && this.ct() !== 'comma') args.push(this.parseExpression());
+      else args.push(null);
+    } else args.push(null);
+    return { k: 'Slice', start: args[0], stop: args[1], step: args[2], span: this.span(start) };
+  }
+
+  private parseCallArgs(): CallArgs {
+    const t = this.expect('lparen');
+    const args: Expr[] = [];
+    const kwargs: { key: string; value: Expr }[] = [];
+    let dynArgs: Expr | null = null;
+    let dynKwargs: Expr | null = null;
+    let requireComma = false;
+    const ensure = (ok: boolean): void => {
+      if (!ok) this.fail('invalid syntax for function call expression', t);
+    };
+    while (this.ct() !== 'rparen') {
+      if (requireComma) {
+        this.expect('comma');
+        if (this.ct() === 'rparen') break;
+      }
+      if (this.ct() === 'mul') {
+        ensure(dynArgs === null && dynKwargs === null);
+        this.next();
+        dynArgs = this.parseExpression();
+      } else if (this.ct() === 'pow') {
+        ensure(dynKwargs === null);
+        this.next();
+        dynKwargs = this.parseExpression();
+      } else if (this.ct() === 'name' && this.look().type === 'assign') {
+        ensure(dynKwargs === null);
+        const key = String(this.cur.value);
+        this.next();
+        this.next();
+        kwargs.push({ key, value: this.parseExpression() });
+      } else {
+        ensure(dynArgs === null && dynKwargs === null && kwargs.length === 0);
+        args.push(this.parseExpression());
+      }
+      requireComma = true;
+    }
+    this.expect('rparen');
+    return { args, kwargs, dynArgs, dynKwargs };
+  }
+
+  private parseCall(node: Expr): Expr {
+    const a = this.parseCallArgs();
+    return { k: 'Call', node, ...a, span: this.span(node.span.start) };
+  }
+
+  private parseFilter(node: Expr | null, startInline = false): Expr | null {
+    while (this.ct() === 'pipe' || startInline) {
+      if (!startInline) this.next();
+      const t = this.expect('name');
+      let name = String(t.value);
+      while (this.ct() === 'dot') {
+        this.next();
+        name += '.' + String(this.expect('name').value);
+      }
+      const nameSpan = this.span(t);
+      const a: CallArgs = this.ct() === 'lparen' ? this.parseCallArgs() : { args: [], kwargs: [], dynArgs: null, dynKwargs: null };
+      node = { k: 'Filter', node, name, nameSpan, ...a, span: this.span(node ? node.span.start : t.start) };
+      startInline = false;
+    }
+    return node;
+  }
+
+  private parseTest(node: Expr): Expr {
+    const isTok = this.next();
+    let negated = false;
+    if (this.test(this.cur, 'name:not')) {
+      this.next();
+      negated = true;
+    }
+    const t = this.expect('name');
+    let name = String(t.value);
+    while (this.ct() === 'dot') {
+      this.next();
+      name += '.' + String(this.expect('name').value);
+    }
+    const nameSpan = this.span(t);
+    let a: CallArgs = { args: [], kwargs: [], dynArgs: null, dynKwargs: null };
+    if (this.ct() === 'lparen') a = this.parseCallArgs();
+    else if (['name', 'string', 'integer', 'float', 'lparen', 'lbracket', 'lbrace'].includes(this.ct()) && !['name:else', 'name:or', 'name:and'].some((e) => this.test(this.cur, e))) {
+      if (this.test(this.cur, 'name:is')) this.fail('You cannot chain multiple tests with is');
+      let arg = this.parsePrimary();
+      arg = this.parsePostfix(arg);
+      a = { args: [arg], kwargs: [], dynArgs: null, dynKwargs: null };
+    }
+    let out: Expr = { k: 'Test', node, name, nameSpan, ...a, span: this.span(node.span.start) };
+    if (negated) out = { k: 'Unary', op: 'not', node: out, span: this.span(isTok) };
+    return out;
+  }
+}
+
+function setCtx(e: Expr, ctx: 'store' | 'param'): void {
+  if (e.k === 'Name' || e.k === 'Tuple') e.ctx = ctx;
+  if (e.k === 'Tuple') for (const x of e.items) setCtx(x, ctx);
+}
+
+function canAssign(e: Expr): boolean {
+  if (e.k === 'Name') return !['true', 'false', 'none', 'True', 'False', 'None'].includes(e.name);
+  if (e.k === 'NSRef') return true;
+  if (e.k === 'Tuple') return e.items.every(canAssign);
+  return false;
+}
