@@ -260,6 +260,8 @@ const ALIASES: Readonly<Record<string, string>> = {
   'qwen3-235b-a22b-instruct': 'qwen3-235b-a22b-instruct-2507',
   'qwen3-235b-a22b-thinking': 'qwen3-235b-a22b-thinking-2507',
   'qwen3-30b-a3b-instruct': 'qwen3-30b-a3b-instruct-2507',
+  'qwen3-235b-a22b-2507': 'qwen3-235b-a22b-instruct-2507',
+  'qwen3-30b-a3b-2507': 'qwen3-30b-a3b-instruct-2507',
   'qwen2.5:7b': 'qwen2.5-7b-instruct',
   'qwen2.5:32b': 'qwen2.5-32b-instruct',
   'qwen2.5:72b': 'qwen2.5-72b-instruct',

@@ -6,6 +6,7 @@
  * family's safe cuts. Counts against the references themselves: test/oracle/tokenizers.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { resolveModel } from '../../src/core/models';
 import { mixedCorpus, mixedDocuments, prng } from '../../bench/tokens/corpus';
 import { FAMILY_TRICKY, TOKEN_TEXTS } from '../oracle/tokenizersCorpus';
 import { describeTokenizer, getTokenizer, listAllTokenizers, listTokenizers, type BpeTokenizer, type CountingEngine } from '../../src/core/tokens';
@@ -271,5 +272,59 @@ describe('tokenizer registry', () => {
     expect(n('o200k_harmony', body) + 4).toBe(61);
     expect(n('o200k_harmony', '# Instructions\n\n')).toBe(3);
     expect(['user', 'assistant', 'developer', 'final'].map((s) => n('o200k_harmony', s))).toEqual([1, 1, 1, 1]);
+  });
+});
+
+describe('registry entries of the open-weight models', () => {
+  it('resolve as hubs, hosts and Ollama write them, to their family, window and overheads', () => {
+    const cases: Array<[string, string, number, boolean]> = [
+      ['meta-llama/Llama-3.1-8B-Instruct', 'llama3', 131_072, true],
+      ['meta-llama/Meta-Llama-3.1-70B-Instruct', 'llama3', 131_072, true],
+      ['llama3.1:8b-instruct-q4_K_M', 'llama3', 131_072, true],
+      ['llama3.3', 'llama3', 131_072, true],
+      ['openrouter/meta-llama/llama-3.1-405b-instruct', 'llama3', 131_072, true],
+      ['groq/llama-3.3-70b-versatile', 'llama3', 131_072, true],
+      ['bedrock/us.meta.llama3-3-70b-instruct-v1:0', 'llama3', 131_072, true],
+      ['Qwen/Qwen3-8B', 'qwen3', 32_768, true],
+      ['Qwen/Qwen3-32B-AWQ', 'qwen3', 32_768, true],
+      ['qwen3:235b', 'qwen3', 32_768, true],
+      ['Qwen/Qwen3-235B-A22B-Instruct-2507', 'qwen3', 262_144, true],
+      ['qwen/qwen3-235b-a22b-2507', 'qwen3', 262_144, true],
+      ['Qwen/Qwen2.5-72B-Instruct', 'qwen3', 32_768, true],
+      ['deepseek-ai/DeepSeek-V3-0324', 'deepseek_v3', 131_072, true],
+      ['deepseek/deepseek-chat', 'deepseek_v3', 131_072, true],
+      ['mistralai/Mistral-Nemo-Instruct-2407', 'tekken', 131_072, true],
+      ['ministral-8b-latest', 'tekken', 131_072, true],
+      ['mistral-small-latest', 'tekken', 131_072, false],
+      ['mistralai/Mistral-Small-3.1-24B-Instruct-2503', 'tekken', 131_072, false],
+      ['mistral-medium-2508', 'tekken', 131_072, false],
+      ['mistral-large-2411', 'tekken', 131_072, false],
+      ['codestral-latest', 'tekken', 262_144, false],
+      ['google/gemma-3-27b-it', 'gemma3', 131_072, true],
+      ['gemma3:12b', 'gemma3', 131_072, true],
+      ['openai/gpt-oss-120b', 'o200k_harmony', 131_072, true],
+      ['gpt-oss:20b', 'o200k_harmony', 131_072, true],
+      ['openrouter/openai/gpt-oss-120b:free', 'o200k_harmony', 131_072, true],
+    ];
+    for (const [name, tokenizer, window, exact] of cases) {
+      const m = resolveModel(name);
+      expect(m, name).toBeDefined();
+      expect({ tokenizer: m!.tokenizer, window: m!.window, exact: m!.exact }, name).toEqual({ tokenizer, window, exact });
+      expect(m!.name).toBe(name);
+    }
+    expect(resolveModel('llama-3.1-8b-instruct')).toMatchObject({ messageOverhead: 5, requestOverhead: 25 });
+    expect(resolveModel('qwen3-32b')).toMatchObject({ messageOverhead: 5, requestOverhead: 3 });
+    expect(resolveModel('deepseek-chat')).toMatchObject({ messageOverhead: 2, requestOverhead: 2, maxOutput: 8_192 });
+    expect(resolveModel('mistral-nemo')).toMatchObject({ messageOverhead: 2, requestOverhead: 1 });
+    expect(resolveModel('gemma-3-4b-it')).toMatchObject({ provider: 'google', messageOverhead: 5, requestOverhead: 4, maxOutput: 8_192 });
+    expect(resolveModel('gpt-oss-20b')).toMatchObject({ provider: 'openai', messageOverhead: 7, requestOverhead: 63, maxOutput: 131_072 });
+  });
+
+  it('Gemini 2.x counts with the Gemma 3 tokenizer as an estimate; Gemini 1.x stays on chars4', () => {
+    for (const name of ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'googleai/gemini-2.5-flash', 'gemini-2.5-pro-preview-05-06']) {
+      expect(resolveModel(name), name).toMatchObject({ provider: 'google', tokenizer: 'gemma3', exact: false });
+    }
+    expect(resolveModel('gemini-1.5-pro')).toMatchObject({ tokenizer: 'chars4', exact: false });
+    expect(describeTokenizer(resolveModel('gemini-2.5-pro')!.tokenizer)?.label).toBe('Gemma 3 tokenizer (shared with Gemini 2.x per the Gemma 3 report)');
   });
 });

@@ -344,24 +344,28 @@ export function decodeMergeAsset(bytes: Uint8Array): MergeData | undefined {
   // Varints of at most four bytes (values below 2^28: ids and deltas of vocabularies this size).
   let prev = 0;
   let p = at;
+  const varint = (): number => {
+    let byte = bytes[p++];
+    if (byte < 0x80) return byte;
+    let v = byte & 0x7f;
+    byte = bytes[p++];
+    if (byte < 0x80) return v | (byte << 7);
+    v |= (byte & 0x7f) << 7;
+    byte = bytes[p++];
+    if (byte < 0x80) return v | (byte << 14);
+    v |= (byte & 0x7f) << 14;
+    byte = bytes[p++];
+    return byte < 0x80 ? v | (byte << 21) : -1;
+  };
   for (let k = 0; k < count; k++) {
-    for (let field = 0; field < 3; field++) {
-      let v = 0;
-      let shift = 0;
-      let byte: number;
-      do {
-        if (p >= end || shift > 21) return undefined;
-        byte = bytes[p++];
-        v |= (byte & 0x7f) << shift;
-        shift += 7;
-      } while (byte & 0x80);
-      if (field === 0) a[k] = v;
-      else if (field === 1) b[k] = v;
-      else {
-        prev += v & 1 ? -((v + 1) >>> 1) : v >>> 1;
-        result[k] = prev;
-      }
-    }
+    const x = varint();
+    const y = varint();
+    const z = varint();
+    if (x < 0 || y < 0 || z < 0 || p > end) return undefined;
+    a[k] = x;
+    b[k] = y;
+    prev += z & 1 ? -((z + 1) >>> 1) : z >>> 1;
+    result[k] = prev;
   }
   at = p;
   if (at !== end) return undefined;
