@@ -120,6 +120,9 @@ async function writeTokenizerAssets() {
     files = Object.keys(assets);
     try {
       fs.renameSync(tmp, cached);
+      // Older keys are assets of converters or packages no longer in the tree.
+      const root = path.dirname(cached);
+      for (const old of fs.readdirSync(root)) if (old !== path.basename(cached) && !old.endsWith('.tmp')) fs.rmSync(path.join(root, old), { recursive: true, force: true });
     } catch {
       source = tmp; // another build stored the same assets meanwhile: use ours, then drop them
     }
