@@ -480,7 +480,7 @@ export function toGemini(messages: readonly RenderedMessage[], opts: ProviderOpt
 export type ProviderBody = OpenAIChatBody | OpenAIResponsesBody | AnthropicMessagesBody | GeminiBody;
 
 /** The request body of one provider for an assembled request; the output limit defaults to the trace's reserved output. */
-export function toProviderRequest(result: AssemblyResult, provider: Provider, opts: ProviderOptions = {}): ProviderBody {
+export function toProviderRequest(result: Pick<AssemblyResult, 'messages'> & { trace: Pick<AssemblyResult['trace'], 'reserved_output'> }, provider: Provider, opts: ProviderOptions = {}): ProviderBody {
   const o: ProviderOptions = { ...opts, maxTokens: opts.maxTokens ?? result.trace.reserved_output };
   switch (provider) {
     case 'openai':

@@ -189,13 +189,19 @@ export function selectionLog(trace: Trace, fixture: FixtureDoc | undefined, opti
   const isList = (slot: string) => fixture?.slots[slot]?.type === 'items';
   for (const t of trace.retained) {
     const item = find(t.slot, t.id);
-    const reasons = isList(t.slot) ? metadataReasons(item, version) : [];
-    if (required.has(t.slot)) reasons.unshift('required');
-    if (t.merged?.length) reasons.push(`merged:${t.merged.join(',')}`);
+    // A trace that records its own reasons and score parts is the authority; older traces get them derived here.
+    const own = t as typeof t & { reasons?: string[]; score_breakdown?: ScoreBreakdown };
+    let reasons: string[];
+    if (own.reasons) reasons = [...own.reasons];
+    else {
+      reasons = isList(t.slot) ? metadataReasons(item, version) : [];
+      if (required.has(t.slot)) reasons.unshift('required');
+      if (t.merged?.length) reasons.push(`merged:${t.merged.join(',')}`);
+    }
     if (!reasons.length) reasons.push('within_budget');
     const e = { evidence_id: t.id, slot: t.slot, decision: 'selected', reasons } as SelectionEntry;
     if (t.score !== undefined) e.score = t.score;
-    const b = breakdown.get(`${t.slot}\u0000${t.id}`);
+    const b = own.score_breakdown ?? breakdown.get(`${t.slot}\u0000${t.id}`);
     if (b) e.score_breakdown = b;
     e.tokens = t.tokens;
     e.position = t.position;

@@ -17,9 +17,11 @@ import { analyzeTemplate, bindConfig, classifyFile } from '../core/analyze';
 import { ContextConfigSchema } from '../core/config/schema';
 import { resolveModel } from '../core/models';
 import { readPartials } from '../core/partials';
-import { requestSettings, templateDefaults } from '../core/sample';
+import { requestSettings, sampleFixture, templateDefaults } from '../core/sample';
 import { parseTemplate } from '../core/template';
 import { getTokenizer } from '../core/tokens';
+import { withCost } from '../core/cost';
+import type { AssemblyResult } from '../core/types';
 import { ContextLensError } from './errors';
 
 /** The tokenizer the core falls back to when neither the config nor the model names one (analyze.ts). */
@@ -46,6 +48,8 @@ export interface Prepared {
   findings: Finding[];
   /** Declared version: the config's `version`, else the front matter's `version`. */
   declaredVersion?: string;
+  /** The config file whose prices the request's cost is computed from (analyzeTemplate's `withCost`). */
+  costConfigPath?: string;
 }
 
 type Read = { op: 'readFile' | 'size'; path: string; result: string | number | undefined };
@@ -135,6 +139,8 @@ export function prepare(rec: FileHost, host: FileHost, path: string, options: Pr
       ...(model || !modelName ? {} : { window: 128_000 }),
     });
   const partials = readPartials(rec, template);
+  // Prompty's prepare() hoists the template's sample under the inputs of every run (as analyzeTemplate).
+  const sample = sampleFixture(rec, template);
   const base: Prepared['base'] = {
     template,
     config: effective,
@@ -142,7 +148,7 @@ export function prepare(rec: FileHost, host: FileHost, path: string, options: Pr
     tokenizer,
     model,
     modelName,
-    render: { partials: partials.sources, defaults: templateDefaults(template), escape: !zero },
+    render: { partials: partials.sources, defaults: template.format === 'prompty' ? { ...templateDefaults(template), ...sample.values } : templateDefaults(template), escape: !zero },
     ...(zero ? { zeroConfig: true } : {}),
   };
   const fmVersion = template.frontMatter?.data.version;
@@ -157,5 +163,11 @@ export function prepare(rec: FileHost, host: FileHost, path: string, options: Pr
     modelName,
     findings,
     ...(declared !== undefined ? { declaredVersion: String(declared) } : {}),
+    ...(binding.config && !binding.config.inline ? { costConfigPath: binding.config.path } : {}),
   };
+}
+
+/** What analyzeTemplate does with an assembly before any front end sees it: the request's cost at its model's price. */
+export function finishAssembly(prep: Prepared, result: AssemblyResult, config: ContextConfig = prep.config): AssemblyResult {
+  return withCost(result, config, prep.costConfigPath);
 }

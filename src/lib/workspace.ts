@@ -23,7 +23,7 @@ import { getTokenizer, listTokenizers } from '../core/tokens';
 import { DiskFileHost, toPosix } from '../node/fileHost';
 import { ContextLensError } from './errors';
 import { toolsOf } from './evidence';
-import { PreparedCache } from './prepare';
+import { PreparedCache, finishAssembly } from './prepare';
 import type { Prepared } from './prepare';
 
 export interface WorkspaceOptions {
@@ -211,7 +211,8 @@ export class Workspace {
       } else result = a.assembly;
     }
     prep ??= this.prepared.get(path, prepOptions);
-    const tools = toolsOf(prep.config, fixture, result.trace);
+    // The core's own validated definitions when it gives them (AssemblyResult.tools), else the tool slots' JSON.
+    const tools = (result as { tools?: ToolDefinition[] }).tools ?? toolsOf(prep.config, fixture, result.trace);
     const out: AssembleOutput = { ok: result.ok, ...(result.error !== undefined ? { error: result.error } : {}), messages: result.messages, tools, trace: result.trace, budget: result.budget, findings, config: config ?? prep.config };
     if (options.provider) out.request = toProviderRequest(result, options.provider, { model: prep.modelName ?? prep.model?.name, maxTokens: options.maxTokens, tools, cache: options.cache });
     if (fixture) out.fixture = fixture;
@@ -241,7 +242,7 @@ export class Workspace {
     const filters = { ...stripUndefined(options.filters ?? {}), ...(options.now !== undefined ? { now: options.now } : {}) };
     if (Object.keys(filters).length || options.filters !== undefined) config = { ...config, filters: FiltersSchema.parse({ ...config.filters, ...filters }) };
     if (options.maxInputTokens !== undefined) config = capInput(config, prep, options.maxInputTokens);
-    return { result: assembleCore({ ...prep.base, config, fixture, ...(options.now !== undefined ? { now: options.now } : {}) }), config };
+    return { result: finishAssembly(prep, assembleCore({ ...prep.base, config, fixture, ...(options.now !== undefined ? { now: options.now } : {}) }), config), config };
   }
 
   /** Findings of every template (with each of its fixtures), config and fixture under the paths (default: the workspace), as `ctxlens check`. */

@@ -46,11 +46,11 @@ async function post(path: string, body: unknown, headers: Record<string, string>
 }
 
 const EVIDENCE = [
-  { evidence_id: 'ev_0192', source_id: 'sdk-docs/retries', source_type: 'official_documentation', title: 'Retry behavior', version: '4.2', authority: 0.95, relevance: 0.94, published_at: '2026-06-10T00:00:00Z', text: 'Version 4.2 retries 429 responses up to three times with backoff.', source_span: [820, 1160], product: 'python-sdk' },
-  { evidence_id: 'ev_0210', source_id: 'sdk-docs/rate-limits', source_type: 'official_documentation', version: '4.2', authority: 0.9, relevance: 0.8, text: 'A 429 carries Retry-After; the SDK waits for it.', product: 'python-sdk' },
-  { evidence_id: 'ev_0077', source_id: 'sdk-docs/3.9/retries', version: '3.9', relevance: 0.7, text: 'SDK 3.9 never retries.', product: 'python-sdk' },
+  { evidence_id: 'ev_0192', source_id: 'sdk-docs/retries', tenant: 'acme', source_type: 'official_documentation', title: 'Retry behavior', version: '4.2', authority: 0.95, relevance: 0.94, published_at: '2026-06-10T00:00:00Z', text: 'Version 4.2 retries 429 responses up to three times with backoff.', source_span: [820, 1160], product: 'python-sdk' },
+  { evidence_id: 'ev_0210', source_id: 'sdk-docs/rate-limits', tenant: 'acme', source_type: 'official_documentation', version: '4.2', authority: 0.9, relevance: 0.8, text: 'A 429 carries Retry-After; the SDK waits for it.', product: 'python-sdk' },
+  { evidence_id: 'ev_0077', source_id: 'sdk-docs/3.9/retries', tenant: 'acme', version: '3.9', relevance: 0.7, text: 'SDK 3.9 never retries.', product: 'python-sdk' },
   { evidence_id: 'ev_0500', source_id: 'kb/other-tenant', tenant: 'globex', relevance: 0.9, text: 'Globex internal note.' },
-  { evidence_id: 'ev_0600', source_id: 'js-docs/retries', relevance: 0.9, text: 'The JS SDK retries too.', product: 'js-sdk' },
+  { evidence_id: 'ev_0600', source_id: 'js-docs/retries', tenant: 'acme', relevance: 0.9, text: 'The JS SDK retries too.', product: 'js-sdk' },
 ];
 
 const REQUEST = {
