@@ -75,6 +75,13 @@ export async function ensurePrereqs({ chromium = true, oracles = chromium, log =
     if (r.status !== 0 || !pythonHas('jinja2')) throw new Error('pip install jinja2 failed; the Jinja differential tests need it');
     did.push('pip: jinja2');
   }
+  // Test oracles of the tokenizer families: Hugging Face tokenizers and tiktoken (test/oracle/tokenizers.test.ts).
+  if (oracles && !(pythonHas('tokenizers') && pythonHas('tiktoken'))) {
+    log('prereqs: installing the Python oracle packages: tokenizers==0.23.2 tiktoken==0.14.0');
+    const r = spawnSync('python3', ['-m', 'pip', 'install', '--quiet', 'tokenizers==0.23.2', 'tiktoken==0.14.0'], { stdio: 'inherit' });
+    if (r.status !== 0 || !pythonHas('tokenizers') || !pythonHas('tiktoken')) throw new Error('pip install tokenizers tiktoken failed; the tokenizer oracle needs them');
+    did.push('pip: tokenizers, tiktoken');
+  }
   const { codeServer, node } = pinnedVersions();
   if (await ensureCodeServer({ log: (m) => log(`prereqs: ${m}`) })) did.push(`code-server ${codeServer} + node ${node}`);
   const secs = ((Date.now() - t0) / 1000).toFixed(1);

@@ -27,8 +27,13 @@ describe('built-in models', () => {
     for (const name of ['gpt-4', 'gpt-4-turbo', 'gpt-3.5-turbo']) expect(resolveModel(name)?.tokenizer).toBe('cl100k_base');
   });
 
-  it('Anthropic and Google models are estimates with chars4', () => {
-    for (const name of ['claude-3-5-sonnet', 'claude-3-7-sonnet', 'claude-sonnet-4', 'claude-opus-4-1', 'gemini-1.5-pro', 'gemini-2.0-flash', 'gemini-2.5-pro']) {
+  it('Anthropic and Gemini 1.x models are estimates with chars4; Gemini 2.x an estimate with the Gemma 3 tokenizer', () => {
+    for (const name of ['gemini-2.0-flash', 'gemini-2.5-pro', 'googleai/gemini-2.5-flash', 'vertexai/gemini-2.5-pro']) {
+      const m = resolveModel(name);
+      expect(m?.tokenizer).toBe('gemma3');
+      expect(m?.exact).toBe(false);
+    }
+    for (const name of ['claude-3-5-sonnet', 'claude-3-7-sonnet', 'claude-sonnet-4', 'claude-opus-4-1', 'gemini-1.5-pro']) {
       const m = resolveModel(name);
       expect(m?.tokenizer).toBe('chars4');
       expect(m?.exact).toBe(false);
@@ -61,7 +66,7 @@ describe('built-in models', () => {
       ['claude-sonnet-4-20250514', 'chars4'],
       ['claude-3-7-sonnet-latest', 'chars4'],
       ['models/gemini-1.5-pro-002', 'chars4'],
-      ['gemini-2.5-pro-preview-05-06', 'chars4'],
+      ['gemini-2.5-pro-preview-05-06', 'gemma3'],
     ];
     for (const [name, tokenizer] of cases) {
       const m = resolveModel(name);
