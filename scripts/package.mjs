@@ -48,7 +48,7 @@ function run(label, args, cwd) {
 }
 
 // Copied into the stage as they are; everything else in the .vsix is built there.
-const STAGE_COPIES = ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore', 'media', 'schemas', 'syntaxes'];
+const STAGE_COPIES = ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'NOTICE.md', '.vscodeignore', 'media', 'schemas', 'syntaxes'];
 
 /** Builds for production in out/vsix-stage and packages it; returns the .vsix path and its size in bytes. */
 export function packageExtension({ log = console.log } = {}) {
