@@ -32,7 +32,8 @@ for (const name of benches) {
     format: 'cjs',
     target: 'node20',
     outfile,
-    external: ['tiktoken', 'gpt-tokenizer', 'playwright-core', 'vscode', 'js-tiktoken'],
+    // autocannon (bench/service.ts, the load generator of `ctxlens serve`) runs its workers from its own files.
+    external: ['tiktoken', 'gpt-tokenizer', 'playwright-core', 'vscode', 'js-tiktoken', 'autocannon'],
     logLevel: 'warning',
   });
   console.log(`\n## bench/${name}\n`);

@@ -1,0 +1,162 @@
+/**
+ * `ctxlens serve` under load: assemblies per second and p50 / p99 latency of `POST /v1/context`
+ * for a 50-item request (sdk-qa: policy, 6 history turns, 50 evidence candidates with metadata, a
+ * tool result and the query), served by the built CLI in its own process and driven by autocannon
+ * from this one over 127.0.0.1, for a bounded time. Two loads: the same request every time (the
+ * tokenizer's content caches warm, as for a retried or popular query) and a rotation of 200
+ * different requests (fresh texts each time). Goal (issue): at least 1,000 assemblies/s with p99
+ * at most 20 ms on 2 cores. Also the in-process cost of one assembly through the library, for
+ * comparison with the HTTP numbers.
+ */
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { openWorkspace } from '../src/lib';
+import { prng } from './tokens/corpus';
+
+const ROOT = resolve(process.cwd());
+const DURATION_S = 10;
+const CONNECTIONS = 8;
+const POOL = 200;
+
+const WORDS = (
+  'sdk retry retries request requests rate limit response 429 post idempotency key keys backoff exponential jitter ' +
+  'client server timeout header version upgrade migration guide default enabled disabled configure option policy ' +
+  'the of and to in is that it for on are as with be by this at from or an which when can has will would about'
+).split(' ');
+
+function passage(r: () => number, words: number): string {
+  const out: string[] = [];
+  for (let i = 0; i < words; i++) out.push(WORDS[Math.floor(r() * WORDS.length)]);
+  return out.join(' ') + '.';
+}
+
+/** One seed 002 request with 50 evidence candidates (ids, sources, versions, scores, a few another product's). */
+export function request50(seed: number): Record<string, unknown> {
+  const r = prng(seed);
+  const evidence = Array.from({ length: 50 }, (_, i) => ({
+    evidence_id: `ev_${seed}_${i}`,
+    source_id: `sdk-docs/${i % 17}`,
+    tenant: 'acme',
+    source_type: r() < 0.6 ? 'official_documentation' : 'support_article',
+    ...(r() < 0.85 ? { version: r() < 0.85 ? '4.2' : '3.9' } : {}),
+    authority: Math.round(r() * 100) / 100,
+    relevance: Math.round(r() * 100) / 100,
+    published_at: new Date(Date.UTC(2025, 0, 1) + Math.floor(r() * 600) * 86_400_000).toISOString(),
+    ...(r() < 0.05 ? { product: 'js-sdk' } : { product: 'python-sdk' }),
+    text: `${passage(r, 40 + Math.floor(r() * 40))} [${seed}:${i}]`,
+  }));
+  return {
+    template: 'sdk-qa/sdk-qa.prompt',
+    query: `After upgrading from SDK 3.9 to 4.2, why are POST requests sometimes sent twice? (${seed})`,
+    conversation_id: `conv_${seed}`,
+    user_id: 'user_18',
+    tenant: 'acme',
+    product: 'python-sdk',
+    version: '4.2',
+    max_input_tokens: 12000,
+    permission_revision: 'perm-1',
+    slots: {
+      policy: passage(r, 150),
+      history: Array.from({ length: 6 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', text: passage(r, 25), at: new Date(Date.UTC(2026, 7, 30, 16, i)).toISOString() })),
+      evidence,
+      tool_result: [{ id: `call_${seed}`, source: 'tools/config', tenant: 'acme', text: '{"retry_non_idempotent": true, "max_retries": 3}' }],
+    },
+  };
+}
+
+function startServer(): Promise<{ url: string; stop: () => void }> {
+  return new Promise((resolveStart, reject) => {
+    const proc = spawn(process.execPath, [resolve(ROOT, 'dist/cli.js'), 'serve', '--port', '0', '--root', resolve(ROOT, 'examples'), '--cache-size', '1000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error('the service did not start within 20 s'));
+    }, 20_000);
+    let buf = '';
+    proc.stdout.setEncoding('utf8');
+    proc.stdout.on('data', (d: string) => {
+      buf += d;
+      const m = /^listening on (\S+)\n/.exec(buf);
+      if (!m) return;
+      clearTimeout(timer);
+      resolveStart({ url: m[1], stop: () => proc.kill('SIGTERM') });
+    });
+    proc.on('exit', (code) => reject(new Error(`the service exited with ${code}`)));
+  });
+}
+
+interface Load {
+  requests_per_s: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  requests: number;
+  errors: number;
+  non_2xx: number;
+}
+
+async function load(url: string, bodies: string[]): Promise<Load> {
+  let next = 0;
+  const result = await autocannon({
+    url: `${url}/v1/context`,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: bodies[0],
+    requests: bodies.length > 1 ? [{ method: 'POST', setupRequest: (req: Record<string, unknown>) => ({ ...req, body: bodies[next++ % bodies.length] }) }] : undefined,
+  });
+  return {
+    requests_per_s: Math.round(result.requests.average),
+    p50_ms: result.latency.p50,
+    p90_ms: result.latency.p90,
+    p99_ms: result.latency.p99,
+    max_ms: result.latency.max,
+    requests: result.requests.total,
+    errors: result.errors,
+    non_2xx: result.non2xx,
+  };
+}
+
+function inProcess(): { mean_ms: number; p99_ms: number } {
+  const ws = openWorkspace(resolve(ROOT, 'examples'));
+  const times: number[] = [];
+  for (let i = 0; i < 400; i++) {
+    const req = request50(1000 + (i % 50)) as { query: string; slots: Record<string, unknown> };
+    const t = performance.now();
+    ws.assemble('sdk-qa/sdk-qa.prompt', { slots: { ...req.slots, question: req.query }, filters: { tenant: 'acme', version: '4.2' }, maxInputTokens: 12000, files: false });
+    times.push(performance.now() - t);
+  }
+  const warm = times.slice(50).sort((a, b) => a - b);
+  return { mean_ms: Math.round((warm.reduce((s, x) => s + x, 0) / warm.length) * 1000) / 1000, p99_ms: Math.round(warm[Math.floor(warm.length * 0.99)] * 1000) / 1000 };
+}
+
+export async function run(): Promise<Record<string, unknown>> {
+  const server = await startServer();
+  try {
+    const one = JSON.stringify(request50(1));
+    // Check the request is a real 200 before timing it.
+    const probe = await fetch(`${server.url}/v1/context`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: one });
+    if (probe.status !== 200) throw new Error(`probe: ${probe.status} ${await probe.text()}`);
+    const probeBody = (await probe.json()) as { evidence: string[]; selection_log: unknown[] };
+    // Warm-up (JIT, tokenizer tables), not reported.
+    await load(server.url, [one]).catch(() => undefined);
+    const same = await load(server.url, [one]);
+    const varied = await load(server.url, Array.from({ length: POOL }, (_, i) => JSON.stringify(request50(100 + i))));
+    const lib = inProcess();
+    const row = (name: string, l: Load) => `| ${name} | ${l.requests_per_s.toLocaleString('en-US')} | ${l.p50_ms} | ${l.p90_ms} | ${l.p99_ms} | ${l.max_ms} | ${l.errors + l.non_2xx} |`;
+    console.log(`POST /v1/context, 50 evidence candidates (${probeBody.evidence.length} selected, ${probeBody.selection_log.length} logged), ${CONNECTIONS} connections, ${DURATION_S} s each, service and load generator on this machine's ${(await import('node:os')).cpus().length} cores\n`);
+    console.log('| load | assemblies/s | p50 ms | p90 ms | p99 ms | max ms | errors |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    console.log(row('same request', same));
+    console.log(row(`${POOL} different requests`, varied));
+    console.log(`\nin process (library, no HTTP): ${lib.mean_ms} ms mean, ${lib.p99_ms} ms p99 per assembly`);
+    const goal = varied.requests_per_s >= 1000 && varied.p99_ms <= 20;
+    console.log(`goal (>= 1,000/s, p99 <= 20 ms) with different requests: ${goal ? 'met' : 'not met'}`);
+    return { same, varied, in_process: lib, goal_met: goal };
+  } finally {
+    server.stop();
+  }
+}
