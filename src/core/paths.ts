@@ -3,9 +3,10 @@
  * browser-like host, so it never imports `node:path`; every path it sees is absolute and uses `/`
  * (see host.ts). A Windows drive prefix such as `c:/` is kept as part of the root.
  *
- * `resolveInWorkspace` is the single gate for `{ file: ... }` and `context:` references: it is
- * purely lexical (symlinks cannot be checked without the file system), refuses absolute and
- * escaping references, and never reads anything.
+ * `resolveInWorkspace` is the single gate for `{ file: ... }` and `context:` references: it
+ * refuses absolute and escaping references lexically, and, when the host can resolve symbolic
+ * links (`FileHost.realPath`), refuses a reference whose real path leaves every root's real path.
+ * It never reads anything.
  */
 import type { FileHost } from './host';
 
@@ -104,9 +105,11 @@ export interface ResolvedReference {
 /**
  * Resolves a reference written in `fromFile` (e.g. `../policy/support.md`) against that file's
  * folder. Refuses empty, absolute and home-relative references and any that land outside every
- * workspace root. Backslashes are read as separators, so references written on Windows work.
+ * workspace root, lexically or through a symbolic link. Backslashes are read as separators, so
+ * references written on Windows work. The path returned is the one written (links unresolved),
+ * so it reads the same in findings and dependency lists.
  */
-export function resolveInWorkspace(host: Pick<FileHost, 'roots'>, fromFile: string, ref: string): ResolvedReference {
+export function resolveInWorkspace(host: Pick<FileHost, 'roots' | 'realPath'>, fromFile: string, ref: string): ResolvedReference {
   const written = ref.trim();
   if (!written) return { error: 'the file reference is empty' };
   if (written.includes('\0')) return { error: 'the file reference contains a NUL character' };
@@ -122,5 +125,23 @@ export function resolveInWorkspace(host: Pick<FileHost, 'roots'>, fromFile: stri
   if (!host.roots.some((root) => isInside(root, resolved))) {
     return { error: `'${written}' resolves to ${resolved}, outside the workspace` };
   }
+  const link = linkOutside(host, resolved);
+  if (link) return { error: `'${written}' ${link.direct ? 'is a symbolic link' : 'leads through a symbolic link'} to ${link.target}, outside the workspace` };
   return { path: resolved };
+}
+
+/**
+ * Where `path` really leads when a symbolic link on the way takes it out of every root (roots
+ * compared by their own real paths, so a workspace opened through a link still works).
+ * `direct` is true when the file itself is the link, false when a folder on its way is.
+ */
+export function linkOutside(host: Pick<FileHost, 'roots' | 'realPath'>, path: string): { target: string; direct: boolean } | undefined {
+  if (!host.realPath) return undefined;
+  const real = host.realPath(path);
+  // A missing file has no real path: reading it fails anyway, and nothing is leaked.
+  if (real === undefined || real === path) return undefined;
+  const realRoots = host.roots.map((r) => host.realPath!(r) ?? r);
+  if (realRoots.some((r) => isInside(r, real))) return undefined;
+  const dir = host.realPath(dirname(path));
+  return { target: real, direct: dir === undefined || join(dir, basename(path)) !== real };
 }

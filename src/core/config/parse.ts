@@ -35,12 +35,22 @@ function editDistance(a: string, b: string): number {
   return prev[b.length];
 }
 
-/** The closest known word, when it is close enough to be a likely typo. */
+/** Words longer than this are never typos of a known word (and edit distance is quadratic). */
+const MAX_SUGGEST_LENGTH = 64;
+
+/**
+ * The closest known word, when it is close enough to be a likely typo. Bounded work for any
+ * input: long words are not compared, and a word whose length alone puts it out of reach of a
+ * known word is not compared with it.
+ */
 export function suggest(word: string, known: readonly string[]): string | undefined {
+  if (word.length > MAX_SUGGEST_LENGTH) return undefined;
+  const w = word.toLowerCase();
   let best: string | undefined;
   let bestD = Infinity;
   for (const k of known) {
-    const d = editDistance(word.toLowerCase(), k.toLowerCase());
+    if (k.length > MAX_SUGGEST_LENGTH || Math.abs(k.length - w.length) > Math.max(1, Math.floor(k.length / 3))) continue;
+    const d = editDistance(w, k.toLowerCase());
     if (d < bestD) {
       best = k;
       bestD = d;
@@ -131,13 +141,18 @@ function sweep(v: unknown): unknown {
   return v;
 }
 
+/** A user-written name as a message shows it: at most 40 characters. */
+function clip(s: string): string {
+  return s.length > 40 ? `${s.slice(0, 37)}…` : s;
+}
+
 function dotted(path: ReadonlyArray<PropertyKey>): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : clip(String(p)))).join('.').replace(/\.\[/g, '[');
 }
 
 function show(v: unknown): string {
   if (v === null || v === undefined) return 'nothing';
-  if (typeof v === 'string') return `'${v.length > 40 ? `${v.slice(0, 37)}…` : v}'`;
+  if (typeof v === 'string') return `'${clip(v)}'`;
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
@@ -173,6 +188,8 @@ interface Issue {
   minimum?: number | bigint;
   maximum?: number | bigint;
   inclusive?: boolean;
+  /** What a size issue measured: 'number', or 'string' / 'array' (a length). */
+  origin?: string;
 }
 
 const AMOUNT_KEYS = new Set(['budget', 'margin']);
@@ -213,7 +230,7 @@ class ConfigValidator {
           const span = this.keySpan(keyPath);
           const fixes = near && span ? [{ title: `Rename to '${near}'`, edits: [{ path: this.path, span, newText: near }], preferred: true }] : undefined;
           const inWhat = where ? ` in ${where}` : '';
-          this.add(span, `Unknown key '${k}'${inWhat}${near ? `: did you mean '${near}'?` : `; expected one of ${known.join(', ')}`}`, fixes);
+          this.add(span, `Unknown key '${clip(k)}'${inWhat}${near ? `: did you mean '${near}'?` : `; expected one of ${known.join(', ')}`}`, fixes);
           markRemoved(raw, [...is.path, k]);
         }
         return;
@@ -224,7 +241,7 @@ class ConfigValidator {
           // A required key is missing: point at the mapping that lacks it, then drop that mapping.
           const parent = is.path.slice(0, -1);
           const span = parent.length ? this.keySpan(this.yamlPath(parent)) : this.fallback;
-          this.add(span, `${parent.length ? dotted(parent) : 'The config'} is missing the required key '${String(is.path[is.path.length - 1])}' (${typeWord(is.expected ?? '')}).`);
+          this.add(span, `${parent.length ? dotted(parent) : 'The config'} is missing the required key '${clip(String(is.path[is.path.length - 1]))}' (${typeWord(is.expected ?? '')}).`);
           if (!markRemoved(raw, parent)) markRemoved(raw, is.path);
           return;
         }
@@ -254,6 +271,12 @@ class ConfigValidator {
       case 'too_small':
       case 'too_big': {
         const value = getAt(raw, is.path);
+        if (is.origin === 'string' || is.origin === 'array') {
+          // A length bound: the schema's message says it in words ("a label is at most 64 characters").
+          this.add(this.valueSpan(at), `${where}: ${is.message}; got ${show(value)}.`);
+          markRemoved(raw, is.path);
+          return;
+        }
         const bound = is.code === 'too_small' ? is.minimum : is.maximum;
         const op = is.code === 'too_small' ? (is.inclusive ? '>=' : '>') : is.inclusive ? '<=' : '<';
         this.add(this.valueSpan(at), `${where}: must be ${op} ${String(bound)}; got ${show(value)}.`);
@@ -272,7 +295,7 @@ class ConfigValidator {
     for (const [name, slot] of Object.entries(config.slots)) {
       const p = pct(slot.budget);
       if (p !== undefined && p > 100) {
-        this.add(this.valueSpan(['slots', name, 'budget']), `slots.${name}.budget: ${String(slot.budget)} is more than the whole input budget (100%).`);
+        this.add(this.valueSpan(['slots', name, 'budget']), `slots.${clip(name)}.budget: ${String(slot.budget)} is more than the whole input budget (100%).`);
       }
     }
     const m = pct(config.margin);
@@ -283,7 +306,7 @@ class ConfigValidator {
       const near = suggest(id, ids);
       const span = this.keySpan(['rules', id]);
       const fixes = near && span ? [{ title: `Rename to '${near}'`, edits: [{ path: this.path, span, newText: near }], preferred: true }] : undefined;
-      this.add(span, `rules: unknown rule '${id}'${near ? `: did you mean '${near}'?` : ''}`, fixes);
+      this.add(span, `rules: unknown rule '${clip(id)}'${near ? `: did you mean '${near}'?` : ''}`, fixes);
       delete config.rules[id];
     }
   }

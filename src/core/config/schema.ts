@@ -5,6 +5,11 @@
  */
 import { z } from 'zod';
 
+/** Longest slot label (envelope name); the assembly never searches for longer delimiters. */
+export const MAX_LABEL_LENGTH = 64;
+/** Longest fixture glob; longer ones are never matched (src/node/fileHost.ts). */
+export const MAX_GLOB_LENGTH = 512;
+
 const percent = z
   .string()
   .regex(/^\d+(\.\d+)?%$/, 'expected a percentage such as "10%"')
@@ -26,6 +31,8 @@ export const SlotConfigSchema = z
     priority: z.number().default(0).describe('Higher priority is kept longer when the request must be trimmed.'),
     label: z
       .string()
+      // Bounded: labels become delimiters the assembly searches untrusted text for.
+      .max(MAX_LABEL_LENGTH, `a label is at most ${MAX_LABEL_LENGTH} characters, such as EVIDENCE`)
       .regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'a label is a word such as EVIDENCE')
       .optional()
       .describe('Envelope name each item is wrapped in, e.g. EVIDENCE -> [EVIDENCE ev_0192] ... [/EVIDENCE].'),
@@ -98,7 +105,15 @@ export const ContextConfigSchema = z
     slots: z.record(z.string(), SlotConfigSchema).default({}),
     scoring: ScoringSchema.optional(),
     filters: FiltersSchema.optional(),
-    fixtures: z.array(z.string()).default([]).describe('Globs (relative to this file) of fixture files for templates using this config.'),
+    fixtures: z
+      .array(
+        z
+          .string()
+          .max(MAX_GLOB_LENGTH, `a fixture glob is at most ${MAX_GLOB_LENGTH} characters`)
+          .regex(/\S/, 'a fixture glob cannot be empty; write one such as fixtures/*.fixture.yaml'),
+      )
+      .default([])
+      .describe('Globs (relative to this file) of fixture files for templates using this config.'),
     rules: z.record(z.string(), SeveritySettingSchema).default({}).describe('Per-rule severity overrides, e.g. { injection-phrase: off }.'),
     models: z.record(z.string(), ModelEntrySchema).default({}).describe('Extra or overriding model registry entries.'),
   })

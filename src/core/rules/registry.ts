@@ -5,6 +5,7 @@
  */
 import type { Finding, Severity, Span } from '../types';
 import type { SeveritySetting } from '../config/schema';
+import { redactSecrets } from '../text/secrets';
 
 export type RuleCategory = 'budget' | 'trust' | 'slots' | 'config' | 'content' | 'assembly';
 
@@ -58,11 +59,17 @@ export function ruleInfo(id: string): RuleInfo | undefined {
   return byId.get(id);
 }
 
-/** Builds a finding with the rule's default severity. */
+/**
+ * Builds a finding with the rule's default severity. Messages often quote what the user wrote (a
+ * key, a value, a YAML error's source text): any credential in one is redacted here, so no
+ * finding, and nothing printed from one, ever carries a whole secret.
+ */
 export function finding(rule: string, path: string, span: Span, message: string, extra: Partial<Finding> = {}): Finding {
   const info = byId.get(rule);
   if (!info) throw new Error(`unknown rule id ${rule}`);
-  return { rule, severity: info.severity, message, path, span, ...extra };
+  const f: Finding = { rule, severity: info.severity, message: redactSecrets(message), path, span, ...extra };
+  if (f.related) f.related = f.related.map((r) => ({ ...r, message: redactSecrets(r.message) }));
+  return f;
 }
 
 /**

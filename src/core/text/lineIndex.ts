@@ -25,6 +25,10 @@ export class LineIndex {
     return this.starts.length;
   }
 
+  /**
+   * The position of an offset. An offset inside a line break (between the CR and the LF of a
+   * CRLF) is put at the end of its line's text, so a range never ends past its line.
+   */
   positionAt(offset: number): Position {
     const o = Math.max(0, Math.min(offset, this.text.length));
     let lo = 0;
@@ -34,15 +38,21 @@ export class LineIndex {
       if (this.starts[mid] <= o) lo = mid;
       else hi = mid - 1;
     }
-    return { line: lo, character: o - this.starts[lo] };
+    const inBreak = o > 0 && this.text.charCodeAt(o) === 10 && this.text.charCodeAt(o - 1) === 13;
+    return { line: lo, character: o - this.starts[lo] - (inBreak ? 1 : 0) };
   }
 
+  /** The offset of a position; a character past the line's text is the end of that text (as LSP says), before its line break. */
   offsetAt(pos: Position): number {
     if (pos.line < 0) return 0;
     if (pos.line >= this.starts.length) return this.text.length;
     const start = this.starts[pos.line];
-    const next = pos.line + 1 < this.starts.length ? this.starts[pos.line + 1] : this.text.length;
-    return Math.max(start, Math.min(start + pos.character, next));
+    let end = this.text.length;
+    if (pos.line + 1 < this.starts.length) {
+      const next = this.starts[pos.line + 1];
+      end = next >= 2 && this.text.charCodeAt(next - 2) === 13 && this.text.charCodeAt(next - 1) === 10 ? next - 2 : next - 1;
+    }
+    return Math.max(start, Math.min(start + pos.character, end));
   }
 
   /** Offset of the start of a line (clamped). */

@@ -2,10 +2,15 @@
  * Text scanners shared by templates and fixtures: characters that hide text from a reviewer
  * (`hidden-characters`) and credentials that would be sent to the model (`secret-in-context`).
  * Both work on any text with a `base` offset, so they can scan a slice of a file (a fixture value,
- * a template body) and still report spans in the whole file.
+ * a template body) and still report spans in the whole file. The credential patterns live in
+ * secrets.ts, shared with the redaction every finding message gets.
  */
 import { finding } from '../rules/registry';
-import type { Finding } from '../types';
+import type { Finding, Span } from '../types';
+import { Coverage, findSecrets, redactSecret } from './secrets';
+import type { SecretHit } from './secrets';
+import { isMap, isScalar, isSeq, nodeSpan } from './yaml';
+import type { YamlSource } from './yaml';
 
 // ---------------------------------------------------------------------------
 // Hidden characters
@@ -163,65 +168,121 @@ export function visibleHiddenCharacters(text: string, base = 0): string {
 // Secrets
 // ---------------------------------------------------------------------------
 
-interface SecretPattern {
-  name: string;
-  re: RegExp;
-  /** Placeholders such as `sk-your-key-here` are not secrets: require some randomness. */
-  random?: boolean;
-}
+export { redactSecret, redactSecrets } from './secrets';
 
-// Order matters: the more specific prefix wins when two patterns match the same text. Each
-// pattern starts with its literal prefix and checks the character before it with a lookbehind
-// placed after the prefix, so the regex engine can jump from prefix to prefix through long text.
-const W = 'A-Za-z0-9_-';
-const prefixed = (prefix: string, rest: string, before = W) => new RegExp(`${prefix}(?<![${before}]${prefix})${rest}`, 'g');
-const SECRET_PATTERNS: SecretPattern[] = [
-  { name: 'private key', re: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----/g },
-  { name: 'Anthropic API key', re: prefixed('sk-ant-', `[${W}]{20,}`), random: true },
-  { name: 'OpenAI API key', re: prefixed('sk-', `(?:proj-|svcacct-|admin-)?[${W}]{20,}`), random: true },
-  { name: 'AWS access key id', re: /(?:AKIA|ASIA)(?<![A-Z0-9](?:AKIA|ASIA))[0-9A-Z]{16}(?![A-Z0-9])/g },
-  { name: 'GitHub token', re: prefixed('gh[pousr]_', '[A-Za-z0-9]{36,}'), random: true },
-  { name: 'GitHub token', re: prefixed('github_pat_', '[A-Za-z0-9_]{22,}'), random: true },
-  { name: 'Google API key', re: prefixed('AIza', `[0-9A-Za-z_-]{35}`), random: true },
-  { name: 'Slack token', re: prefixed('xox[abpr]-', '[A-Za-z0-9-]{10,}'), random: true },
-  { name: 'JSON Web Token', re: prefixed('eyJ', `[${W}]{8,}\\.[${W}]{8,}\\.[${W}]{8,}`) },
-];
+/** A backslash escape that can spell key characters (`\x73`, `\u0073`, `\/`) or join lines. */
+const ESCAPE = /\\(?:[xuU/]|\r\n?|\n)/;
 
-function looksRandom(s: string): boolean {
-  return /[0-9]/.test(s) && /[A-Za-z]/.test(s) && new Set(s).size >= 8;
-}
-
-/** Shows enough of a secret to find it (`sk-pro…9f2`), never the whole. */
-export function redactSecret(s: string): string {
-  if (s.length <= 12) return `${s.slice(0, 3)}…`;
-  return `${s.slice(0, 6)}…${s.slice(-3)}`;
-}
-
-/** `secret-in-context` findings for API keys, tokens and private key blocks in `text`. */
-export function scanSecrets(path: string, text: string, base = 0): Finding[] {
-  const hits: Array<{ start: number; end: number; message: string }> = [];
-  const overlaps = (s: number, e: number) => hits.some((h) => s < h.end && h.start < e);
-  for (const p of SECRET_PATTERNS) {
-    p.re.lastIndex = 0;
-    for (let m = p.re.exec(text); m; m = p.re.exec(text)) {
-      const start = m.index;
-      let end = start + m[0].length;
-      if (p.random && !looksRandom(m[0])) continue;
-      let message: string;
-      if (p.name === 'private key') {
-        // Cover the whole block when its END line is there, so the squiggle shows what to remove.
-        const endMarker = `-----END ${m[1] ?? ''}PRIVATE KEY${m[2] ?? ''}-----`;
-        const close = text.indexOf(endMarker, end);
-        if (close >= 0 && close - end < 100_000) end = close + endMarker.length;
-        message = `A private key block (${m[0]}) would be sent to the model; remove it and rotate the key.`;
-      } else {
-        const article = /^[AEIOU]/.test(p.name) ? 'an' : 'a';
-        message = `Looks like ${article} ${p.name} (${redactSecret(m[0])}); it would be sent to the model. Remove it and rotate the credential.`;
+/**
+ * The text with the escapes of YAML double-quoted (and JSON) strings decoded, and for each
+ * decoded UTF-16 unit the source range it came from. Decoded everywhere, not only inside quotes:
+ * pairing quotes needs a parse, and decoding an escape outside a string can only find a secret
+ * that the escapes spell. Other escapes (`\n`, `\t`, ...) are kept as written: they stand for
+ * characters no key contains, so they end a key either way.
+ */
+function decodeEscapes(text: string): { text: string; from: number[]; to: number[] } {
+  let out = '';
+  const from: number[] = [];
+  const to: number[] = [];
+  const put = (s: string, start: number, end: number) => {
+    for (let k = 0; k < s.length; k++) {
+      from.push(start);
+      to.push(end);
+    }
+    out += s;
+  };
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charAt(i);
+    if (c === '\\' && i + 1 < text.length) {
+      const n = text.charAt(i + 1);
+      const hexLen = n === 'x' ? 2 : n === 'u' ? 4 : n === 'U' ? 8 : 0;
+      if (hexLen) {
+        const hex = text.slice(i + 2, i + 2 + hexLen);
+        const cp = /^[0-9A-Fa-f]+$/.test(hex) && hex.length === hexLen ? Number.parseInt(hex, 16) : NaN;
+        if (cp <= 0x10ffff) {
+          put(String.fromCodePoint(cp), i, i + 2 + hexLen);
+          i += 2 + hexLen;
+          continue;
+        }
+      } else if (n === '\\') {
+        // An escaped backslash: the character after it starts no escape.
+        put('\\\\', i, i + 2);
+        i += 2;
+        continue;
+      } else if (n === '/') {
+        put('/', i, i + 2);
+        i += 2;
+        continue;
+      } else if (n === '\r' || n === '\n') {
+        // An escaped line break continues the string on the next line, without its indentation.
+        let j = i + 2;
+        if (n === '\r' && text.charAt(j) === '\n') j++;
+        while (text.charAt(j) === ' ' || text.charAt(j) === '\t') j++;
+        i = j;
+        continue;
       }
-      if (overlaps(start, end)) continue;
-      hits.push({ start, end, message });
+    }
+    put(c, i, i + 1);
+    i++;
+  }
+  from.push(text.length);
+  to.push(text.length);
+  return { text: out, from, to };
+}
+
+function secretMessage(hit: SecretHit, escaped: boolean): string {
+  if (hit.pattern.block) return `A private key block (${hit.secret}) would be sent to the model; remove it and rotate the key.`;
+  const article = /^[AEIOU]/.test(hit.pattern.name) ? 'an' : 'a';
+  return `Looks like ${article} ${hit.pattern.name} (${redactSecret(hit.secret)})${escaped ? ', written with escape sequences' : ''}; it would be sent to the model. Remove it and rotate the credential.`;
+}
+
+/**
+ * `secret-in-context` findings for API keys, tokens and private key blocks in `text`, also when
+ * they are spelled with escapes (`"\x73k-…"`, `"\u0073k-…"`, a `\` line continuation, JSON's
+ * `\/`): those are reported over the escaped source.
+ */
+export function scanSecrets(path: string, text: string, base = 0): Finding[] {
+  const hits: Array<{ start: number; end: number; message: string }> = findSecrets(text).map((h) => ({ start: h.start, end: h.end, message: secretMessage(h, false) }));
+  if (ESCAPE.test(text)) {
+    const taken = new Coverage(text.length);
+    for (const h of hits) taken.mark(h.start, h.end);
+    const decoded = decodeEscapes(text);
+    for (const h of findSecrets(decoded.text)) {
+      const start = decoded.from[h.start];
+      const end = decoded.to[h.end - 1];
+      if (taken.overlaps(start, end)) continue;
+      taken.mark(start, end);
+      hits.push({ start, end, message: secretMessage(h, true) });
+    }
+    hits.sort((a, b) => a.start - b.start);
+  }
+  return hits.map((h) => finding('secret-in-context', path, { start: base + h.start, end: base + h.end }, h.message));
+}
+
+/**
+ * `scanSecrets` of a parsed YAML text, plus the secrets only its parsed string values show (a
+ * scalar folded or escaped in a way the text scan does not undo), each reported over the whole
+ * scalar. Use it instead of `scanSecrets` where the YAML document is at hand.
+ */
+export function scanYamlSecrets(path: string, src: YamlSource): Finding[] {
+  const out = scanSecrets(path, src.text, src.base);
+  const taken = new Coverage(src.text.length);
+  for (const f of out) taken.mark(f.span.start - src.base, f.span.end - src.base);
+  const covered = (span: Span) => taken.overlaps(span.start - src.base, span.end - src.base);
+  const stack: unknown[] = [src.doc.contents];
+  while (stack.length) {
+    const node = stack.pop();
+    if (isMap(node)) {
+      for (const pair of node.items) stack.push(pair.key, pair.value);
+    } else if (isSeq(node)) {
+      for (const item of node.items) stack.push(item);
+    } else if (isScalar(node) && typeof node.value === 'string') {
+      const span = nodeSpan(src, node);
+      if (!span || covered(span)) continue;
+      const hit = findSecrets(node.value)[0];
+      if (hit) out.push(finding('secret-in-context', path, span, secretMessage(hit, true)));
     }
   }
-  hits.sort((a, b) => a.start - b.start);
-  return hits.map((h) => finding('secret-in-context', path, { start: base + h.start, end: base + h.end }, h.message));
+  return out.sort((a, b) => a.span.start - b.span.start);
 }

@@ -3,11 +3,21 @@
  * matter): parse with the `yaml` package keeping source ranges, find the key or value node at a
  * path, turn node ranges into spans of the *enclosing* file (YAML embedded at `base`), and turn
  * YAML syntax errors into located findings.
+ *
+ * `parseYaml` is the one entry point, and it bounds the work user text can cause. The `yaml`
+ * composer recurses once per nesting level (a thousand `[` overflow the stack, and catching two
+ * such overflows has been seen to abort Node in the regexp compiler), checks duplicate keys in
+ * O(n²), and converts a mapping used as a key by stringifying it, which doubles per level. So the
+ * text is first lexed into yaml's concrete syntax tree (linear, iterative), nesting depth and
+ * entry counts are checked on it, and only a text within the limits is composed, from the same
+ * tokens, without yaml's duplicate check; duplicates are then found in one pass with a set, and a
+ * mapping or list written as a key is reported and replaced by a plain key.
  */
-import { isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
-import type { Document, Node, Pair } from 'yaml';
+import { Composer, Parser, Scalar, YAMLParseError, isMap, isPair, isScalar, isSeq } from 'yaml';
+import type { CST, Document, Node, Pair } from 'yaml';
 import { finding } from '../rules/registry';
 import type { Finding, Span } from '../types';
+import { redactSecrets } from './secrets';
 
 export type YamlPath = ReadonlyArray<string | number>;
 
@@ -20,11 +30,138 @@ export interface YamlSource {
   base: number;
 }
 
+/** Deepest nesting of mappings and lists that is read (a config needs four or five). */
+export const MAX_YAML_DEPTH = 64;
+/** Most entries in one mapping or list. */
+export const MAX_YAML_ENTRIES = 10_000;
+/** Most entries in all mappings and lists of one text. */
+export const MAX_YAML_TOTAL_ENTRIES = 100_000;
+/** YAML errors reported per text; a broken file gives one per stray token otherwise. */
+const MAX_YAML_PROBLEMS = 100;
+
+// prettyErrors:false keeps messages to one line; the position goes into the span instead.
+// logLevel 'error': yaml must not print warnings to the console of a language server.
+// uniqueKeys:false: duplicates are found in linear time below, with the same message.
+const OPTIONS = { prettyErrors: false, uniqueKeys: false, keepSourceTokens: false, logLevel: 'error' } as const;
+
+/** Errors of the limits: their messages are complete sentences, shown without the syntax-error prefix. */
+const LIMIT = 'RESOURCE_EXHAUSTION';
+
+/** Where a CST token starts in the text. */
+function tokenOffset(tok: CST.Token | null | undefined): number | undefined {
+  if (!tok) return undefined;
+  if (tok.type === 'flow-collection') return tok.start.offset;
+  if (tok.type === 'block-map' || tok.type === 'block-seq') {
+    const first = tok.items[0];
+    return first ? itemOffset(first) ?? tok.offset : tok.offset;
+  }
+  return tok.offset;
+}
+
+function itemOffset(item: CST.CollectionItem): number | undefined {
+  return tokenOffset(item.key) ?? item.start[0]?.offset ?? tokenOffset(item.value);
+}
+
+/**
+ * The first place where the concrete syntax tree nests too deep or holds too many entries, as a
+ * problem to report instead of composing the document. Iterative: the tree may be very deep.
+ */
+function checkLimits(tokens: readonly CST.Token[]): { at: number; message: string } | undefined {
+  const stack: Array<{ tok: CST.Token; depth: number }> = [];
+  for (let i = tokens.length - 1; i >= 0; i--) stack.push({ tok: tokens[i], depth: 0 });
+  let total = 0;
+  while (stack.length) {
+    const { tok, depth } = stack.pop()!;
+    if (tok.type === 'document') {
+      if (tok.value) stack.push({ tok: tok.value, depth });
+      continue;
+    }
+    if (tok.type !== 'block-map' && tok.type !== 'block-seq' && tok.type !== 'flow-collection') continue;
+    const level = depth + 1;
+    if (level > MAX_YAML_DEPTH) {
+      return { at: tokenOffset(tok) ?? 0, message: `The YAML nests deeper than ${MAX_YAML_DEPTH} levels here; it is not read (a context file needs a handful).` };
+    }
+    const items: readonly CST.CollectionItem[] = tok.items;
+    if (items.length > MAX_YAML_ENTRIES) {
+      return { at: itemOffset(items[MAX_YAML_ENTRIES]) ?? tokenOffset(tok) ?? 0, message: `The YAML has more than ${MAX_YAML_ENTRIES.toLocaleString('en-US')} entries in one mapping or list here; it is not read.` };
+    }
+    total += items.length;
+    if (total > MAX_YAML_TOTAL_ENTRIES) {
+      return { at: itemOffset(items[items.length - 1 - (total - MAX_YAML_TOTAL_ENTRIES - 1)]) ?? tokenOffset(tok) ?? 0, message: `The YAML has more than ${MAX_YAML_TOTAL_ENTRIES.toLocaleString('en-US')} entries in all; it is not read.` };
+    }
+    for (let k = items.length - 1; k >= 0; k--) {
+      const item = items[k];
+      if (item.value) stack.push({ tok: item.value, depth: level });
+      if (item.key) stack.push({ tok: item.key, depth: level });
+    }
+  }
+  return undefined;
+}
+
+/** A short, single-line rendering of a node's source, for a key that was a mapping or list. */
+function keyText(text: string, node: Node): string {
+  const range = node.range ?? [0, 0];
+  const src = text.slice(range[0], Math.min(range[1], range[0] + 200)).replace(/\s+/g, ' ').trim();
+  return src.length > 40 ? `${src.slice(0, 39)}…` : src;
+}
+
+/**
+ * One pass over the composed document: duplicate keys (yaml's own rule: equal scalar values) and
+ * mappings or lists used as keys, which are replaced by a plain key of their source text.
+ */
+function checkKeys(doc: Document.Parsed, text: string): void {
+  const stack: unknown[] = [doc.contents];
+  while (stack.length) {
+    const node = stack.pop();
+    if (isMap(node)) {
+      const seen = new Set<unknown>();
+      for (const pair of node.items) {
+        const key = pair.key as Node | null;
+        if (isMap(key) || isSeq(key)) {
+          const range = key.range ?? [0, 0, 0];
+          doc.errors.push(new YAMLParseError([range[0], range[1]], 'NON_STRING_KEY', 'a mapping or list cannot be a key here; write a plain name'));
+          const plain = new Scalar(keyText(text, key));
+          plain.range = range;
+          pair.key = plain;
+        } else if (isScalar(key)) {
+          if (seen.has(key.value)) {
+            const start = key.range?.[0] ?? 0;
+            doc.errors.push(new YAMLParseError([start, start + 1], 'DUPLICATE_KEY', 'Map keys must be unique'));
+          } else seen.add(key.value);
+        }
+        stack.push(pair.value);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) stack.push(item);
+    }
+  }
+}
+
 export function parseYaml(text: string, base = 0): YamlSource {
-  // prettyErrors:false keeps messages to one line; the position goes into the span instead.
-  // logLevel 'error': yaml must not print warnings to the console of a language server.
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, keepSourceTokens: false, logLevel: 'error' });
-  return { doc, text, base };
+  // A lone CR is a line break in YAML 1.2 but not to the yaml package: read it as LF (same length,
+  // so every offset still points into `text`).
+  const source = text.includes('\r') ? text.replace(/\r(?!\n)/g, '\n') : text;
+  const tokens = Array.from(new Parser().parse(source));
+  const limit = checkLimits(tokens);
+  const composer = new Composer(OPTIONS);
+  if (limit) {
+    const doc = Array.from(composer.compose([], true, 0))[0] as Document.Parsed;
+    const at = Math.min(limit.at, Math.max(0, text.length - 1));
+    doc.errors.push(new YAMLParseError([at, Math.min(at + 1, text.length)], LIMIT, limit.message));
+    return { doc, text, base };
+  }
+  let doc: Document.Parsed | undefined;
+  for (const next of composer.compose(tokens, true, source.length)) {
+    if (!doc) doc = next as Document.Parsed;
+    else {
+      doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      break;
+    }
+  }
+  // compose(…, forceDoc = true) always yields a document.
+  checkKeys(doc!, text);
+  doc!.errors.sort((a, b) => a.pos[0] - b.pos[0]);
+  return { doc: doc!, text, base };
 }
 
 /** Trims trailing whitespace (block collections' ranges swallow the newline that ends them). */
@@ -43,9 +180,29 @@ export function nodeSpan(src: YamlSource, node: unknown): Span | undefined {
   return { start: src.base + start, end: src.base + end };
 }
 
-function keyMatches(pair: Pair, key: string | number): boolean {
+function keyString(pair: Pair): string | undefined {
   const k = isScalar(pair.key) ? pair.key.value : pair.key;
-  return k !== null && k !== undefined && String(k) === String(key);
+  return k === null || k === undefined ? undefined : String(k);
+}
+
+/** Pairs of large mappings by key, so looking up every key of a big mapping stays linear. */
+const pairIndex = new WeakMap<object, { size: number; index: Map<string, Pair> }>();
+
+function pairAt(map: { items: Pair[] }, key: string | number): Pair | undefined {
+  const want = String(key);
+  if (map.items.length <= 8) return map.items.find((p) => keyString(p) === want);
+  let hit = pairIndex.get(map);
+  if (!hit || hit.size !== map.items.length) {
+    const index = new Map<string, Pair>();
+    for (const p of map.items) {
+      const k = keyString(p);
+      // The first of duplicate keys wins, as a linear search would find it.
+      if (k !== undefined && !index.has(k)) index.set(k, p);
+    }
+    hit = { size: map.items.length, index };
+    pairIndex.set(map, hit);
+  }
+  return hit.index.get(want);
 }
 
 /** The pair (for mapping keys) and node at `path` below `root` (default: the document's root). */
@@ -55,7 +212,7 @@ export function findAt(src: YamlSource, path: YamlPath, root?: unknown): { pair?
   for (const seg of path) {
     pair = undefined;
     if (isMap(node)) {
-      const found = node.items.find((p) => keyMatches(p, seg));
+      const found = pairAt(node, seg);
       if (!found) return {};
       pair = found;
       node = found.value;
@@ -109,28 +266,55 @@ export function toJs(src: YamlSource, node: unknown): unknown {
 export interface YamlProblem {
   message: string;
   span: Span;
+  /** yaml's error code; `RESOURCE_EXHAUSTION` for a text over the limits of `parseYaml`. */
+  code?: string;
 }
 
-/** YAML syntax errors with spans in the enclosing file (positions clamped into the text). */
+/**
+ * The end of a span pulled back before a CR or CRLF line break at its end, so a range never
+ * covers the CR and ends on its own line (an LF-only break is left as it was).
+ */
+function beforeCr(text: string, start: number, end: number): number {
+  let e = end;
+  while (e > start) {
+    if (text.charCodeAt(e - 1) === 13) e--;
+    else if (text.charCodeAt(e - 1) === 10 && e - 2 >= start && text.charCodeAt(e - 2) === 13) e -= 2;
+    else break;
+  }
+  return e;
+}
+
+/**
+ * YAML syntax errors with spans in the enclosing file (positions clamped into the text, never
+ * covering a CR, so a range ends on its own line in CRLF and CR texts too). Messages quote
+ * source text: any secret in them is redacted.
+ */
 export function yamlProblems(src: YamlSource): YamlProblem[] {
-  return src.doc.errors.map((e) => {
-    const len = src.text.length;
+  const text = src.text;
+  const len = text.length;
+  return src.doc.errors.slice(0, MAX_YAML_PROBLEMS).map((e) => {
     let start = Math.min(e.pos[0], len);
     let end = Math.max(start, Math.min(e.pos[1], len));
     // An error reported past the end (missing closing bracket at EOF) is shown on the last character.
-    if (start === end && start === len && len > 0) start = Math.max(0, len - 1);
-    if (start === end && end < len) end = start + 1;
+    if (start === end && start === len && len > 0) {
+      start = beforeCr(text, 0, len);
+      end = start === len ? len : start;
+      if (start === len) start = len - 1;
+    }
+    // A point at a CR stays an empty range at the end of its line; elsewhere it covers the character.
+    if (start === end && end < len && text.charCodeAt(start) !== 13) end = start + 1;
     // yaml often points at the first character of a key or scalar; show the whole token.
     if (end === start + 1) {
-      while (end < len && /[^\s:,[\]{}#"']/.test(src.text.charAt(end)) && /[^\s:,[\]{}#"']/.test(src.text.charAt(start))) end++;
+      while (end < len && /[^\s:,[\]{}#"']/.test(text.charAt(end)) && /[^\s:,[\]{}#"']/.test(text.charAt(start))) end++;
     }
-    return { message: e.message, span: { start: src.base + start, end: src.base + end } };
+    end = beforeCr(text, start, end);
+    return { message: redactSecrets(e.message), span: { start: src.base + start, end: src.base + end }, code: e.code };
   });
 }
 
 /** YAML syntax errors as findings of `rule` (config-invalid, fixture-invalid, template-invalid). */
 export function yamlFindings(rule: string, path: string, src: YamlSource, prefix = 'YAML syntax error'): Finding[] {
-  return yamlProblems(src).map((p) => finding(rule, path, p.span, `${prefix}: ${p.message}`));
+  return yamlProblems(src).map((p) => finding(rule, path, p.span, p.code === LIMIT ? p.message : `${prefix}: ${p.message}`));
 }
 
 export { isMap, isPair, isScalar, isSeq };

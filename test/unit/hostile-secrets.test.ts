@@ -1,0 +1,161 @@
+/**
+ * Secrets that hide from a scan of the raw text (YAML and JSON escapes, line continuations),
+ * formats the scanner did not know (Slack app tokens, AWS secret access keys, Stripe keys, …),
+ * and messages that quoted a detected secret whole (a private key in a broken fixture's YAML
+ * error, an unknown key that is a token).
+ */
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/core/config/parse';
+import { parseFixture } from '../../src/core/fixture';
+import { finding } from '../../src/core/rules/registry';
+import { redactSecret, redactSecrets, scanSecrets, scanYamlSecrets } from '../../src/core/text/scan';
+import { parseYaml } from '../../src/core/text/yaml';
+import type { Finding } from '../../src/core/types';
+
+// Built at run time so this file does not itself look like it holds credentials.
+const openai = ['sk-proj-', 'Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z', 'A7b0C3d9f2'].join('');
+const pemBody = ['MIIEowIBAAKCAQEAx4v2kq9T0cZ3', 'Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7', 'Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe'];
+const pem = ['-----BEGIN RSA PRIVATE KEY-----', ...pemBody, '-----END RSA PRIVATE KEY-----'].join('\n');
+
+/** Every secret-looking piece of `secret` that a message must not contain. */
+function leaks(text: string, secret: string): boolean {
+  return text.includes(secret) || text.includes(secret.slice(6, -3));
+}
+
+const only = (fs: Finding[]) => fs.filter((f) => f.rule === 'secret-in-context');
+
+describe('secrets written with escapes', () => {
+  const escaped: Array<[string, string]> = [
+    ['\\x escape', `"\\x73${openai.slice(1)}"`],
+    ['\\u escape', `"\\u0073${openai.slice(1)}"`],
+    ['\\U escape', `"\\U00000073${openai.slice(1)}"`],
+    ['a double-quoted line continuation', `"${openai.slice(0, 12)}\\\n      ${openai.slice(12)}"`],
+    ['a CRLF line continuation', `"${openai.slice(0, 12)}\\\r\n      ${openai.slice(12)}"`],
+    ['escapes in the middle', `"sk-proj-\\u0041b3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zA7b0C3d9f2"`],
+  ];
+  for (const [name, value] of escaped) {
+    it(`finds an OpenAI key spelled with ${name}, over its source`, () => {
+      const text = `slots:\n  question: ${value}\n`;
+      const got = only(scanSecrets('/w/a.fixture.yaml', text));
+      expect(got).toHaveLength(1);
+      const src = text.slice(got[0].span.start, got[0].span.end);
+      expect(value).toContain(src);
+      expect(src.length).toBeGreaterThan(30);
+      expect(src).not.toMatch(/[\r\n]$/);
+      expect(got[0].message).toContain('OpenAI API key');
+      expect(got[0].message).toContain('escape sequences');
+      expect(leaks(got[0].message, openai)).toBe(false);
+      // The parsed value is the key: the YAML value scan agrees and reports it once.
+      const yaml = parseYaml(text);
+      expect(yaml.doc.errors).toEqual([]);
+      expect(only(scanYamlSecrets('/w/a.fixture.yaml', yaml))).toHaveLength(1);
+    });
+  }
+
+  it('finds a key escaped inside a JSON fixture string (\\u and \\/)', () => {
+    const hook = ['https:\\/\\/hooks.slack.com\\/services\\/', 'T0123ABCD\\/B0123ABCD\\/', 'aB3dEf6hIj9kLm2nOp5qRs8t'].join('');
+    const text = `{"slots": {"q": "\\u0073${openai.slice(1)}", "h": "${hook}"}}`;
+    const got = only(scanSecrets('/w/a.fixture.json', text));
+    expect(got.map((f) => f.message.split(' (')[0])).toEqual(['Looks like an OpenAI API key', 'Looks like a Slack webhook URL']);
+  });
+
+  it('an escaped backslash starts no escape', () => {
+    // "C:\\x73k-proj-…" is a backslash and the text x73k-proj-…: no key.
+    expect(scanSecrets('/w/a', `path: "C:\\\\x73${openai.slice(1)}"`)).toEqual([]);
+  });
+
+  it('the YAML value scan agrees on a key joined over several escaped line breaks', () => {
+    const text = `q: "${openai.slice(0, 20)}\\\n   \\\n   ${openai.slice(20)}"\n`;
+    const got = only(scanYamlSecrets('/w/a.fixture.yaml', parseYaml(text)));
+    expect(got).toHaveLength(1);
+    expect(leaks(got[0].message, openai)).toBe(false);
+  });
+});
+
+describe('more credential formats', () => {
+  const W = (...parts: string[]) => parts.join('');
+  const fires: Array<[string, string, string, string?]> = [
+    ['Slack app-level token', W('xapp-1-', 'A0123BCDEF9-', '1234567890123-', '0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f'), 'Slack app token'],
+    ['Slack user token', W('xoxp-', '1234567890-1234567890-1234567890-', 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6'), 'Slack token'],
+    ['Stripe live secret key', W('sk_live_', '51H8ZqKLm3N4o5P6q7R8s9T0u1V2w3X4y'), 'Stripe API key'],
+    ['Stripe restricted key', W('rk_live_', '51H8ZqKLm3N4o5P6q7R8s9T0u1V2w3X4y'), 'Stripe API key'],
+    ['AWS secret access key (YAML)', W('aws_secret_access_key: ', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCY9Q2z8R4m1N'), 'AWS secret access key', W('wJalrXUtnFEMI/K7MDENG/bPxRfiCY9Q2z8R4m1N')],
+    ['AWS secret access key (env)', W('AWS_SECRET_ACCESS_KEY=', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCY9Q2z8R4m1N'), 'AWS secret access key', W('wJalrXUtnFEMI/K7MDENG/bPxRfiCY9Q2z8R4m1N')],
+    ['AWS secret access key (JSON)', W('"SecretAccessKey": "', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCY9Q2z8R4m1N', '"'), 'AWS secret access key', W('wJalrXUtnFEMI/K7MDENG/bPxRfiCY9Q2z8R4m1N')],
+    ['AWS temporary key id', W('ASIA', 'Z7Q2XK4M9P3R8T1W'), 'AWS access key id'],
+    ['GitHub fine-grained token', W('github_pat_', '11ABCDEFG0abcdefghijkl_9mNoPqRsTuVwXyZ123456'), 'GitHub token'],
+    ['GitLab token', W('glpat-', 'a1B2c3D4e5F6g7H8i9J0'), 'GitLab token'],
+    ['npm token', W('npm_', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'), 'npm access token'],
+    ['Hugging Face token', W('hf_', 'AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh'), 'Hugging Face token'],
+    ['SendGrid key', W('SG.', 'a1B2c3D4e5F6g7H8i9J0k1', '.', 'L2m3N4o5P6q7R8s9T0u1V2w3X4y5Z6a7B8c9D0e1F2g'), 'SendGrid API key'],
+    ['age secret key', W('AGE-SECRET-KEY-1', 'QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE'), 'age secret key'],
+  ];
+  for (const [name, text, label, secret = text] of fires) {
+    it(`fires: ${name}, redacted`, () => {
+      const got = only(scanSecrets('/w/a', `before ${text} after`));
+      expect(got).toHaveLength(1);
+      expect(got[0].message).toContain(label);
+      expect(got[0].message).toContain(redactSecret(secret));
+      expect(leaks(got[0].message, secret)).toBe(false);
+    });
+  }
+
+  const silent: Array<[string, string]> = [
+    ['a Stripe placeholder', 'sk_live_xxxxxxxxxxxxxxxxxxxxxxxx'],
+    ['an AWS secret key name without a key', 'Set aws_secret_access_key: in your profile'],
+    ['an AWS-named value that is too short', 'aws_secret_access_key: abc123'],
+    ['words like xapp-', 'the xapp-launcher and sk_live_ prefixes'],
+  ];
+  for (const [name, text] of silent) {
+    it(`stays silent: ${name}`, () => expect(only(scanSecrets('/w/a', text))).toEqual([]));
+  }
+});
+
+describe('a text full of tokens', () => {
+  it('is scanned in one pass: overlap checks do not compare every hit with every other', () => {
+    const tok = (i: number) => ['ghp_', String(i).padStart(6, '0'), 'aB3dEf6hIj9kLm2nOp5qRs8tUv1wXy'].join('');
+    const text = Array.from({ length: 20_000 }, (_, i) => tok(i)).join(' ');
+    const got = scanSecrets('/w/a', text);
+    expect(got).toHaveLength(20_000);
+    expect(got[19_999].span.end).toBe(text.length);
+  });
+});
+
+describe('no message carries a detected secret whole', () => {
+  it('redactSecrets keeps only a prefix of each secret and cuts a private key to its header', () => {
+    const text = `key ${openai} and\n${pem}\nend`;
+    const out = redactSecrets(text);
+    expect(leaks(out, openai)).toBe(false);
+    for (const line of pemBody) expect(out).not.toContain(line);
+    expect(out).toContain('-----BEGIN RSA PRIVATE KEY-----…');
+    expect(out).toContain(redactSecret(openai));
+    // A header alone (the scanner's own message) is left as it is.
+    expect(redactSecrets('A private key block (-----BEGIN RSA PRIVATE KEY-----) would be sent')).toBe('A private key block (-----BEGIN RSA PRIVATE KEY-----) would be sent');
+    expect(redactSecrets('nothing to see')).toBe('nothing to see');
+  });
+
+  it('a private key in a broken fixture is not printed in any fixture-invalid message', () => {
+    const cases = [
+      `slots:\n  ${pem.replace(/\n/g, ' ')}: 1\n  x: [\n`,
+      `slots: ${pem.replace(/\n/g, ' ')}\n`,
+      `%YAML ${pem.replace(/\n/g, ' ')}\n---\nslots: {}\n`,
+      `${pem.replace(/\n/g, ' ')}: oops\n`,
+      `slots:\n  q: x\n ${openai}\n`,
+      `%YAML ${openai}\n---\nslots: {}\n`,
+    ];
+    for (const text of cases) {
+      const all = [...parseFixture('/w/a.fixture.yaml', text).findings, ...parseConfig('/w/a.context.yaml', text.replace('slots:', 'filters:')).findings];
+      expect(all.length, text).toBeGreaterThan(0);
+      for (const f of all) {
+        for (const line of pemBody) expect(f.message, text).not.toContain(line);
+        expect(leaks(f.message, openai), f.message).toBe(false);
+      }
+    }
+  });
+
+  it('every finding built by the registry is redacted, related messages too', () => {
+    const f = finding('config-invalid', '/w/a', { start: 0, end: 1 }, `Unknown key '${openai}'`, { related: [{ path: '/w/b', span: { start: 0, end: 0 }, message: `see ${openai}` }] });
+    expect(leaks(f.message, openai)).toBe(false);
+    expect(leaks(f.related![0].message, openai)).toBe(false);
+  });
+});
