@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { analyzeConfig, analyzeTemplate, checkFiles, classifyFile } from '../core/analyze';
 import type { BudgetReport, Finding } from '../core/types';
 import { LineIndex } from '../core/text/lineIndex';
-import { getTokenizer, listTokenizers } from '../core/tokens';
+import { getTokenizer, listAllTokenizers } from '../core/tokens';
 import { resolveModel } from '../core/models';
 import { REQUEST_FORMATS, formatRequest, type RequestFormat } from '../core/export';
 import { contextConfigPath, initConfigText } from '../core/init';
@@ -213,7 +213,7 @@ function count(args: string[], io: Io): number {
   if (values.model && !model) throw new UsageError(`unknown model '${values.model}'`);
   const name = values.tokenizer ?? model?.tokenizer ?? 'o200k_base';
   const tokenizer = getTokenizer(name);
-  if (!tokenizer) throw new UsageError(`unknown tokenizer '${name}' (known: ${listTokenizers().join(', ')})`);
+  if (!tokenizer) throw new UsageError(`unknown tokenizer '${name}' (known: ${listAllTokenizers().join(', ')})`);
   const exact = tokenizer.exact && (model ? model.exact : true);
   const inputs = positionals.length ? positionals : ['-'];
   const files: Array<{ path: string; tokens: number; chars: number }> = [];
@@ -222,6 +222,8 @@ function count(args: string[], io: Io): number {
     if (p === '-') text = io.stdin();
     else {
       try {
+        // Regular files only: a FIFO (or a device) would block the read forever.
+        if (!fs.statSync(abs(io, p)).isFile()) throw new Error('not a regular file');
         text = fs.readFileSync(abs(io, p), 'utf8');
       } catch {
         io.err(`ctxlens: cannot read '${p}'\n`);
