@@ -147,7 +147,11 @@ const fixtures = new TextCache<FixtureDoc>();
 // ---------------------------------------------------------------------------
 
 /** One host call made while computing a cached value, with what it returned. */
-type HostCall = { op: 'roots'; result: string } | { op: 'readFile' | 'size'; path: string; result: string | number | undefined } | { op: 'glob'; path: string; pattern: string; result: string };
+type HostCall =
+  | { op: 'roots'; result: string }
+  | { op: 'readFile' | 'size'; path: string; result: string | number | undefined }
+  | { op: 'glob'; path: string; pattern: string; result: string }
+  | { op: 'realPath'; path: string; result: string | undefined };
 
 /** A host that records every call, so a cached value can be checked against the host later. */
 function recordingHost(host: FileHost, calls: HostCall[]): FileHost {
@@ -171,6 +175,15 @@ function recordingHost(host: FileHost, calls: HostCall[]): FileHost {
       calls.push({ op: 'glob', path: dir, pattern, result: result.join('\u0000') });
       return result;
     },
+    ...(host.realPath
+      ? {
+          realPath(p: string) {
+            const result = host.realPath!(p);
+            calls.push({ op: 'realPath', path: p, result });
+            return result;
+          },
+        }
+      : {}),
   };
 }
 
@@ -189,6 +202,9 @@ function sameAnswers(host: FileHost, calls: readonly HostCall[]): boolean {
         break;
       case 'glob':
         if (host.glob(c.path, c.pattern).join('\u0000') !== c.result) return false;
+        break;
+      case 'realPath':
+        if (host.realPath?.(c.path) !== c.result) return false;
         break;
     }
   }
