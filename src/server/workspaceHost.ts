@@ -6,9 +6,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import picomatch from 'picomatch';
 import type { FileHost } from '../core/host';
-import { DiskFileHost } from '../node/fileHost';
+import { DiskFileHost, globMatcher } from '../node/fileHost';
 import { toPosix } from './uri';
 
 interface Overlay {
@@ -49,8 +48,13 @@ export class WorkspaceHost implements FileHost {
   private readonly overlays = new Map<string, Overlay>();
   private readonly diskCache = new Map<string, DiskEntry>();
   private readonly globCache = new Map<string, { at: number; paths: string[] }>();
-  /** Reads and sizes only; its roots do not matter for those. */
-  private readonly disk = new DiskFileHost([]);
+  /** Reads and sizes; it refuses files whose real path (through symbolic links) leaves the workspace. */
+  private readonly disk = new DiskFileHost(() => this.roots);
+
+  /** The real path of a file: open documents are what they say; files on disk through their links. */
+  realPath(p: string): string | undefined {
+    return this.overlays.has(p) ? p : this.disk.realPath(p);
+  }
 
   /** Workspace folders; without any, the folders of open documents stand in (a lone file opened). */
   get roots(): readonly string[] {
@@ -149,7 +153,8 @@ export class WorkspaceHost implements FileHost {
       pat = pat.slice(3);
     }
     if (pat.startsWith('./')) pat = pat.slice(2);
-    const isMatch = picomatch(pat, { dot: false });
+    const isMatch = globMatcher(pat);
+    if (!isMatch) return [];
     const prefix = base.endsWith('/') ? base : base + '/';
     const out: string[] = [];
     for (const p of this.overlays.keys()) {

@@ -13,6 +13,8 @@
  * it sits in, so the output never contains a closing delimiter.
  */
 
+import { redactSecrets } from '../text/secrets';
+
 export type BreakoutKind = 'closing-delimiter' | 'opening-delimiter' | 'role-marker';
 
 export interface Breakout {
@@ -133,7 +135,7 @@ export function neutralise(text: string, label?: string | readonly string[], opt
       if (typeof a === 'string') {
         const b = args[i + 1] as string;
         const kindIndex = (i - 1) / 2;
-        changes.push({ index: offset + a.length - lead, kind: kinds[kindIndex], sequence: (a.replace(/^[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]/, '') + b).slice(0, 80) });
+        changes.push({ index: offset + a.length - lead, kind: kinds[kindIndex], sequence: redactSecrets((a.replace(/^[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]/, '') + b).slice(0, 80)) });
         return `${a}\\${b}`;
       }
     }
