@@ -301,6 +301,13 @@ export interface Trace {
   /** Every sequence of untrusted text neutralised so it cannot forge an envelope, a wrapper or a role marker. */
   neutralised?: Array<{ slot: string; id?: string; offset: number; kind: 'closing-delimiter' | 'opening-delimiter' | 'role-marker'; sequence: string; field?: boolean }>;
   cache_key: string;
+  /**
+   * What the request costs at the price table's (or the config's `prices:`) price of its model
+   * (src/core/cost.ts); set by the analysis after assembly, absent for a model without a price.
+   */
+  cost?: RequestCost;
+  /** Tokens of the prefix every fixture of the template shares, the cacheable part (src/core/prefix.ts); set by `ctxlens eval`. */
+  cache_prefix_tokens?: number;
 }
 
 /** A piece of a rendered message, so views can mark slot boundaries and untrusted data. */
@@ -338,6 +345,7 @@ export interface AssemblyResult {
 // ---------------------------------------------------------------------------
 
 import type { ContextConfig } from './config/schema';
+import type { RequestCost } from './cost';
 
 export interface ConfigDoc {
   path: string;

@@ -7,7 +7,7 @@
 import type { CodeLens, Command } from 'vscode-languageserver';
 import type { ConfigAnalysis, FixtureAnalysis, SlotSummary, TemplateAnalysis } from '../core/analyze';
 import type { FixtureItem, Span } from '../core/types';
-import { equation, num, pct, plural, requestEquation, requestTotals, tok, trustLabel } from './format';
+import { costSuffix, equation, num, pct, plural, requestEquation, requestTotals, tok, trustLabel } from './format';
 import { itemVerdicts } from './items';
 import type { EntryView } from './analysisService';
 
@@ -61,7 +61,7 @@ export function requestTitle(a: TemplateAnalysis): string {
   const t = requestTotals(a);
   if (!t) return `request · no context config · ${tokenizer}`;
   const zero = a.config ? '' : ' · no context config';
-  return `${requestEquation(t, a.tokenizer.exact)} · ${fixture}${zero} · ${tokenizer}`;
+  return `${requestEquation(t, a.tokenizer.exact)} · ${fixture}${zero} · ${tokenizer}${costSuffix(a)}`;
 }
 
 export function templateLenses(a: TemplateAnalysis, view: EntryView, ctx: LensContext): CodeLens[] {

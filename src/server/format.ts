@@ -4,6 +4,7 @@
  */
 import type { SlotSummary, TemplateAnalysis } from '../core/analyze';
 import type { BudgetReport } from '../core/types';
+import { formatUsd } from '../core/cost';
 
 const NUM = new Intl.NumberFormat('en-US');
 
@@ -96,4 +97,26 @@ export function budgetResolution(b: BudgetReport, slot: string): string | undefi
 
 export function trustLabel(s: Pick<SlotSummary, 'trust'>): string {
   return s.trust ?? 'trust not declared';
+}
+
+/**
+ * The request's cost, appended to the request lens: " · $0.0047", and " · $470/day" when the
+ * config sets `requests_per_day`. Empty when nothing was assembled or the model has no price.
+ */
+export function costSuffix(a: TemplateAnalysis): string {
+  const cost = a.fixture && a.assembly?.ok ? a.assembly.trace.cost : undefined;
+  if (!cost) return '';
+  return ` · ${formatUsd(cost.input)}${cost.per_day ? ` · ${formatUsd(cost.per_day.input)}/day` : ''}`;
+}
+
+/** Hover lines with the cost arithmetic and the price's date and source. */
+export function costLines(a: TemplateAnalysis): string[] {
+  const cost = a.fixture && a.assembly?.ok ? a.assembly.trace.cost : undefined;
+  if (!cost) return [];
+  const p = cost.price;
+  const lines = ['**Cost**', '', `- ${num(cost.input_tokens)} input tok × $${p.input} per million = ${formatUsd(cost.input)} per request`];
+  if (cost.output_max !== undefined && p.output !== undefined) lines.push(`- up to ${num(cost.output_reserved)} output tok × $${p.output} per million = ${formatUsd(cost.output_max)} more (the whole reserve)`);
+  if (cost.per_day && cost.requests_per_day !== undefined) lines.push(`- × ${num(cost.requests_per_day)} requests a day = ${formatUsd(cost.per_day.input)} input per day`);
+  lines.push(`- price of \`${cost.model}\`: ${p.origin === 'config' ? `prices: in the context config (${p.as_of})` : `${p.as_of}, ${p.source}`}`);
+  return lines;
 }

@@ -7,7 +7,7 @@
 import type { Hover, MarkupContent } from 'vscode-languageserver';
 import type { ConfigAnalysis, FixtureAnalysis, SlotSummary, TemplateAnalysis } from '../core/analyze';
 import type { BudgetReport, Span } from '../core/types';
-import { budgetResolution, equation, num, pct, plural, requestTotals, tok, trustLabel } from './format';
+import { budgetResolution, costLines, equation, num, pct, plural, requestTotals, tok, trustLabel } from './format';
 import { itemVerdicts } from './items';
 import { contains } from './textMap';
 
@@ -89,6 +89,8 @@ function requestSection(a: TemplateAnalysis): string[] {
   ];
   if (!a.config) lines.push('', 'No context config: the window and output reserve come from the model registry and the front matter; trust is unknown. Run **Create context config** (quick fix) or `ctxlens init`.');
   if (a.assembly && !a.assembly.ok) lines.push('', `Assembly failed: ${a.assembly.error ?? 'required slots overflow'}`);
+  const cost = costLines(a);
+  if (cost.length) lines.push('', ...cost);
   return lines;
 }
 

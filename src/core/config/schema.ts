@@ -87,6 +87,17 @@ export const ModelEntrySchema = z
   })
   .strict();
 
+/** A price override (src/core/cost.ts): USD per million tokens, with the date and source of the price. */
+export const PriceEntrySchema = z
+  .object({
+    input: z.number().nonnegative().describe('USD per million input tokens.'),
+    cached_input: z.number().nonnegative().optional().describe('USD per million input tokens read from the prompt cache.'),
+    output: z.number().nonnegative().optional().describe('USD per million output tokens.'),
+    as_of: z.string().optional().describe('Date the price was read, e.g. 2026-01-15.'),
+    source: z.string().optional().describe('Where the price was read (a pricing page, a contract).'),
+  })
+  .strict();
+
 export const ContextConfigSchema = z
   .object({
     $schema: z.string().optional(),
@@ -116,6 +127,8 @@ export const ContextConfigSchema = z
       .describe('Globs (relative to this file) of fixture files for templates using this config.'),
     rules: z.record(z.string(), SeveritySettingSchema).default({}).describe('Per-rule severity overrides, e.g. { injection-phrase: off }.'),
     models: z.record(z.string(), ModelEntrySchema).default({}).describe('Extra or overriding model registry entries.'),
+    prices: z.record(z.string(), PriceEntrySchema).optional().describe('Price overrides per model (USD per million tokens); the built-in table is dated, see src/core/cost.ts.'),
+    requests_per_day: z.number().nonnegative().optional().describe('Expected requests per day, for the per-day cost figure.'),
   })
   .strict();
 
@@ -124,6 +137,7 @@ export type ContextConfig = z.infer<typeof ContextConfigSchema>;
 export type ScoringWeights = z.infer<typeof ScoringSchema>;
 export type Filters = z.infer<typeof FiltersSchema>;
 export type ModelEntry = z.infer<typeof ModelEntrySchema>;
+export type PriceEntry = z.infer<typeof PriceEntrySchema>;
 export type SeveritySetting = z.infer<typeof SeveritySettingSchema>;
 
 /** JSON Schema for editors (draft 2020-12 via zod), with input types so defaults stay optional. */

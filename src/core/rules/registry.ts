@@ -51,6 +51,7 @@ export const RULES: readonly RuleInfo[] = [
   { id: 'injection-phrase', severity: 'warning', category: 'assembly', description: 'Untrusted content contains instruction-like text (heuristic).', heuristic: true },
   { id: 'citation-missing', severity: 'warning', category: 'assembly', description: 'Evidence items without an id or source cannot be cited.' },
   { id: 'lost-in-the-middle', severity: 'info', category: 'assembly', description: 'A high-ranked item lands in the middle third of a long slot because of `rank` order.' },
+  { id: 'cache-prefix-unstable', severity: 'info', category: 'slots', description: 'A slot that changes per request (history, evidence, user, tool results) is rendered before a stable one (policy, tool definitions, examples), so the stable text is never in the cached prefix.' },
 ];
 
 const byId = new Map(RULES.map((r) => [r.id, r]));

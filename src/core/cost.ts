@@ -1,0 +1,314 @@
+/**
+ * What a request costs: a dated price table per model (USD per million input, cached input and
+ * output tokens, each entry with the date it was read and its source), the config's `prices:`
+ * overrides, and the cost of one request and of a day of requests at a configured rate.
+ *
+ * Seed 001 is the test of this module: "with an example price of 0.50 dollars per million input
+ * tokens, a 1,500-token prompt costs about 0.00075 dollars, so 100,000 questions a day cost about
+ * 75 dollars". Cost is linear in tokens, so every figure here is tokens x price / 1,000,000.
+ *
+ * Data date: the prices below are the list prices the providers' pricing pages stated in October
+ * 2025 (the date of the model registry in models.ts), written down from those pages, never fetched
+ * (nothing leaves the machine). Prices change more often than windows do: a `prices:` entry in the
+ * context config overrides the entry of the same model, and adds models the table lacks. Batch
+ * discounts, cache-write surcharges (Anthropic charges 1.25x for writing a cache entry) and
+ * regional or priority tiers are not modelled: the table is the standard, on-demand price.
+ *
+ * Model names resolve as the registry resolves them (models.ts): lower-cased, without a provider
+ * prefix (`openai/`, `anthropic/`, `models/`), a fine-tune wrapper, or a snapshot suffix
+ * (`-2024-08-06`, `-20250514`, `-latest`), and through the same aliases, so every name
+ * `resolveModel` knows has the price of the registry entry it resolves to (test/unit/cost.test.ts
+ * checks the two tables agree). An exact key in the table (`gpt-4o-2024-05-13`, whose price
+ * differs from `gpt-4o`) wins over the stripped name.
+ */
+import type { ContextConfig } from './config/schema';
+
+/** One price entry: USD per million tokens. */
+export interface Price {
+  /** Standard input tokens. */
+  input: number;
+  /** Input tokens read from the provider's prompt cache; undefined when the provider has no cached price for the model. */
+  cached_input?: number;
+  /** Output tokens; undefined when unknown (embedding-style entries, or a config entry that gives input only). */
+  output?: number;
+  /** Prices of long prompts, for providers that charge more above a prompt length (Gemini Pro above 200k tokens). */
+  long_context?: { above: number; input: number; cached_input?: number; output?: number };
+  /** The date the price was read (ISO 8601, a day or a month). */
+  as_of: string;
+  /** Where it was read: the provider's pricing page, or the config file that overrides it. */
+  source: string;
+}
+
+/** A price together with the table key it came from. */
+export interface ResolvedPrice extends Price {
+  /** The table key (or config key) that priced the model. */
+  model: string;
+  origin: 'builtin' | 'config';
+}
+
+const OPENAI = 'https://platform.openai.com/docs/pricing';
+const ANTHROPIC = 'https://docs.claude.com/en/docs/about-claude/pricing';
+const GOOGLE = 'https://ai.google.dev/gemini-api/docs/pricing';
+const AS_OF = '2025-10';
+
+const o = (input: number, cached: number | undefined, output: number): Price => ({ input, ...(cached !== undefined ? { cached_input: cached } : {}), output, as_of: AS_OF, source: OPENAI });
+/** Anthropic's cache reads cost 0.1x the input price (cache writes, 1.25x, are not modelled). */
+const a = (input: number, cached: number, output: number): Price => ({ input, cached_input: cached, output, as_of: AS_OF, source: ANTHROPIC });
+const g = (input: number, cached: number | undefined, output: number, long?: Price['long_context']): Price => ({
+  input,
+  ...(cached !== undefined ? { cached_input: cached } : {}),
+  output,
+  ...(long ? { long_context: long } : {}),
+  as_of: AS_OF,
+  source: GOOGLE,
+});
+
+/** The built-in price table, keyed like the model registry (models.ts). */
+export const PRICES: Readonly<Record<string, Price>> = {
+  // OpenAI (standard tier)
+  'gpt-5': o(1.25, 0.125, 10),
+  'gpt-5-mini': o(0.25, 0.025, 2),
+  'gpt-5-nano': o(0.05, 0.005, 0.4),
+  'gpt-5-chat-latest': o(1.25, 0.125, 10),
+  'gpt-4.1': o(2, 0.5, 8),
+  'gpt-4.1-mini': o(0.4, 0.1, 1.6),
+  'gpt-4.1-nano': o(0.1, 0.025, 0.4),
+  'gpt-4.5-preview': o(75, 37.5, 150),
+  'gpt-4o': o(2.5, 1.25, 10),
+  'gpt-4o-2024-05-13': o(5, undefined, 15),
+  'gpt-4o-mini': o(0.15, 0.075, 0.6),
+  'chatgpt-4o-latest': o(5, undefined, 15),
+  o1: o(15, 7.5, 60),
+  'o1-mini': o(1.1, 0.55, 4.4),
+  'o1-pro': o(150, undefined, 600),
+  o3: o(2, 0.5, 8),
+  'o3-pro': o(20, undefined, 80),
+  'o3-mini': o(1.1, 0.55, 4.4),
+  'o4-mini': o(1.1, 0.275, 4.4),
+  'gpt-4-turbo': o(10, undefined, 30),
+  'gpt-4': o(30, undefined, 60),
+  'gpt-4-32k': o(60, undefined, 120),
+  'gpt-3.5-turbo': o(0.5, undefined, 1.5),
+  // Anthropic (cached input = cache read)
+  'claude-sonnet-4-5': a(3, 0.3, 15),
+  'claude-haiku-4-5': a(1, 0.1, 5),
+  'claude-opus-4-1': a(15, 1.5, 75),
+  'claude-opus-4': a(15, 1.5, 75),
+  'claude-sonnet-4': a(3, 0.3, 15),
+  'claude-3-7-sonnet': a(3, 0.3, 15),
+  'claude-3-5-sonnet': a(3, 0.3, 15),
+  'claude-3-5-haiku': a(0.8, 0.08, 4),
+  'claude-3-opus': a(15, 1.5, 75),
+  'claude-3-haiku': a(0.25, 0.03, 1.25),
+  // Google (paid tier, text input; cached input = context caching)
+  'gemini-2.5-pro': g(1.25, 0.31, 10, { above: 200_000, input: 2.5, cached_input: 0.625, output: 15 }),
+  'gemini-2.5-flash': g(0.3, 0.075, 2.5),
+  'gemini-2.5-flash-lite': g(0.1, 0.025, 0.4),
+  'gemini-2.0-flash': g(0.1, 0.025, 0.4),
+  'gemini-2.0-flash-lite': g(0.075, undefined, 0.3),
+  'gemini-1.5-pro': g(1.25, 0.3125, 5, { above: 128_000, input: 2.5, cached_input: 0.625, output: 10 }),
+  'gemini-1.5-flash': g(0.075, 0.01875, 0.3, { above: 128_000, input: 0.15, cached_input: 0.0375, output: 0.6 }),
+  'gemini-1.5-flash-8b': g(0.0375, 0.01, 0.15, { above: 128_000, input: 0.075, cached_input: 0.02, output: 0.3 }),
+};
+
+/** The registry's aliases (models.ts), for names whose stripped form is not a table key. */
+const ALIASES: Readonly<Record<string, string>> = {
+  'gpt-4-turbo-preview': 'gpt-4-turbo',
+  'gpt-4-1106-preview': 'gpt-4-turbo',
+  'gpt-4-0125-preview': 'gpt-4-turbo',
+  'gpt-4-vision-preview': 'gpt-4-turbo',
+  'gpt-4o-latest': 'chatgpt-4o-latest',
+  'gpt-35-turbo': 'gpt-3.5-turbo',
+  'claude-sonnet-4-0': 'claude-sonnet-4',
+  'claude-opus-4-0': 'claude-opus-4',
+  'claude-4-sonnet': 'claude-sonnet-4',
+  'claude-4-opus': 'claude-opus-4',
+  'claude-3-7-sonnet-latest': 'claude-3-7-sonnet',
+  'claude-3-5-sonnet-latest': 'claude-3-5-sonnet',
+  'claude-3-5-haiku-latest': 'claude-3-5-haiku',
+  'claude-3-opus-latest': 'claude-3-opus',
+  'gemini-2.5-flash-lite-preview': 'gemini-2.5-flash-lite',
+};
+
+const own = (obj: object, key: string): boolean => Object.prototype.hasOwnProperty.call(obj, key);
+
+/** Table keys to try for a name as users write it, most specific first (the registry's normalisation). */
+function candidates(name: string): string[] {
+  let n = name.trim().toLowerCase();
+  const ft = /^ft:([^:]+):/.exec(n);
+  if (ft) n = ft[1];
+  for (let k = 0; k < 3; k++) n = n.replace(/^(?:openai|anthropic|google|googleai|vertexai|vertex_ai|gemini|azure|azure_openai|azureopenai|bedrock|models|publishers\/[a-z]+\/models)\//, '');
+  const out = [n];
+  const stripped = n
+    .replace(/-\d{4}-\d{2}-\d{2}$/, '')
+    .replace(/-\d{8}$/, '')
+    .replace(/-(?:preview|exp)(?:-\d{2}-\d{2}|-\d{2}-\d{4}|-\d{4})?$/, '')
+    .replace(/-\d{3,4}$/, '')
+    .replace(/-latest$/, '');
+  if (stripped !== n) out.push(stripped);
+  return out;
+}
+
+/**
+ * The price of a model: the config's `prices:` entry of that exact name first, then the built-in
+ * table (through the registry's normalisation and aliases). Undefined when neither knows it.
+ */
+export function priceFor(model: string | undefined, config?: Pick<ContextConfig, 'prices'>, configPath?: string): ResolvedPrice | undefined {
+  if (!model) return undefined;
+  const prices = config?.prices;
+  if (prices && own(prices, model)) {
+    const p = prices[model];
+    return { model, origin: 'config', ...p, as_of: p.as_of ?? 'config', source: p.source ?? configPath ?? 'prices: in the context config' };
+  }
+  for (const c of candidates(model)) {
+    const key = own(PRICES, c) ? c : own(ALIASES, c) ? ALIASES[c] : undefined;
+    if (key !== undefined && own(PRICES, key)) return { model: key, origin: 'builtin', ...PRICES[key] };
+  }
+  return undefined;
+}
+
+/** Money is kept to 1e-10 dollars, so 1,500 x 0.50 / 1e6 is exactly 0.00075. */
+export function roundUsd(x: number): number {
+  return Math.round(x * 1e10) / 1e10;
+}
+
+/** `tokens` at `perMillion` dollars per million tokens (seed 001: 1,500 at 0.50 = 0.00075). */
+export function tokenCost(tokens: number, perMillion: number): number {
+  return roundUsd((tokens * perMillion) / 1_000_000);
+}
+
+/** The prices that apply to a prompt of `inputTokens` (the long-context tier above its threshold). */
+function tier(price: Price, inputTokens: number): { input: number; cached_input?: number; output?: number } {
+  const l = price.long_context;
+  if (l && inputTokens > l.above) return { input: l.input, cached_input: l.cached_input ?? price.cached_input, output: l.output ?? price.output };
+  return { input: price.input, cached_input: price.cached_input, output: price.output };
+}
+
+/** The cost of one request, as the trace, `ctxlens eval` and the editor report it. */
+export interface RequestCost {
+  currency: 'USD';
+  /** The price-table (or config) key that priced the request. */
+  model: string;
+  price: { input: number; cached_input?: number; output?: number; as_of: string; source: string; origin: 'builtin' | 'config' };
+  input_tokens: number;
+  /** Input tokens at the input price: what sending this request costs. */
+  input: number;
+  /** Tokens of the stable prefix billed at the cached price, when that prefix is known (`ctxlens eval`). */
+  cached_input_tokens?: number;
+  /** Input cost when the cached prefix is billed at the cached price (the input price where the model has none). */
+  input_cached?: number;
+  /** The output reserve of the request. */
+  output_reserved: number;
+  /** Cost of the whole output reserve, the most one answer can cost; absent without an output price. */
+  output_max?: number;
+  /** `input + output_max`. */
+  total_max?: number;
+  /** The configured request rate (`requests_per_day`), and the same figures for a day of requests. */
+  requests_per_day?: number;
+  per_day?: { input: number; input_cached?: number; total_max?: number };
+}
+
+export interface CostOptions {
+  /** Output tokens reserved for the answer (the trace's `reserved_output`). */
+  outputReserved?: number;
+  /** Tokens of the request's cacheable prefix (prefix.ts). */
+  cachedPrefixTokens?: number;
+  /** Requests per day for the per-day figure (the config's `requests_per_day` by default). */
+  requestsPerDay?: number;
+}
+
+/** The cost of a request of `inputTokens` tokens at `price`. */
+export function requestCost(inputTokens: number, price: ResolvedPrice, options: CostOptions = {}): RequestCost {
+  const t = tier(price, inputTokens);
+  const out: RequestCost = {
+    currency: 'USD',
+    model: price.model,
+    price: { input: t.input, ...(t.cached_input !== undefined ? { cached_input: t.cached_input } : {}), ...(t.output !== undefined ? { output: t.output } : {}), as_of: price.as_of, source: price.source, origin: price.origin },
+    input_tokens: inputTokens,
+    input: tokenCost(inputTokens, t.input),
+    output_reserved: options.outputReserved ?? 0,
+  };
+  if (options.cachedPrefixTokens !== undefined) {
+    const cached = Math.max(0, Math.min(inputTokens, options.cachedPrefixTokens));
+    out.cached_input_tokens = cached;
+    out.input_cached = roundUsd(tokenCost(inputTokens - cached, t.input) + tokenCost(cached, t.cached_input ?? t.input));
+  }
+  if (t.output !== undefined) {
+    out.output_max = tokenCost(out.output_reserved, t.output);
+    out.total_max = roundUsd(out.input + out.output_max);
+  }
+  const rate = options.requestsPerDay;
+  if (rate !== undefined && rate > 0) {
+    out.requests_per_day = rate;
+    // Per day from tokens, not from the rounded per-request figure: 1,500 x 100,000 x 0.50 / 1e6 = 75 exactly.
+    const perDay: NonNullable<RequestCost['per_day']> = { input: tokenCost(inputTokens * rate, t.input) };
+    if (out.cached_input_tokens !== undefined) {
+      perDay.input_cached = roundUsd(tokenCost((inputTokens - out.cached_input_tokens) * rate, t.input) + tokenCost(out.cached_input_tokens * rate, t.cached_input ?? t.input));
+    }
+    if (t.output !== undefined) perDay.total_max = roundUsd(perDay.input + tokenCost(out.output_reserved * rate, t.output));
+    out.per_day = perDay;
+  }
+  return out;
+}
+
+/**
+ * The cost of an assembled request (its trace's model, input tokens and output reserve) under
+ * the config's prices and request rate; undefined when the model has no price.
+ */
+export function traceCost(
+  trace: { model?: string; input_tokens: number; reserved_output: number },
+  config?: Pick<ContextConfig, 'prices' | 'requests_per_day'>,
+  options: { configPath?: string; cachedPrefixTokens?: number; requestsPerDay?: number } = {},
+): RequestCost | undefined {
+  const price = priceFor(trace.model, config, options.configPath);
+  if (!price) return undefined;
+  return requestCost(trace.input_tokens, price, {
+    outputReserved: trace.reserved_output,
+    cachedPrefixTokens: options.cachedPrefixTokens,
+    requestsPerDay: options.requestsPerDay ?? config?.requests_per_day,
+  });
+}
+
+/**
+ * The assembly result with `trace.cost` set (a new result and trace; the input is not changed).
+ * A request that was not built, or a model without a price, is returned as it is.
+ */
+export function withCost<R extends { ok: boolean; trace: { model?: string; input_tokens: number; reserved_output: number; cost?: RequestCost } }>(
+  result: R,
+  config?: Pick<ContextConfig, 'prices' | 'requests_per_day'>,
+  configPath?: string,
+): R {
+  if (!result.ok) return result;
+  const cost = traceCost(result.trace, config, { configPath });
+  if (!cost) return result;
+  return { ...result, trace: { ...result.trace, cost } };
+}
+
+/**
+ * Dollars as the editor and the CLI print them: "$0.00075", "$0.0012", "$0.0137", "$1.37",
+ * "$75", "$1,370". Small amounts keep two significant digits, so a request never reads "$0.00".
+ */
+export function formatUsd(x: number): string {
+  if (!Number.isFinite(x)) return '—';
+  const sign = x < 0 ? '-' : '';
+  const v = Math.abs(x);
+  if (v === 0) return '$0';
+  if (v >= 100) return `${sign}$${Math.round(v).toLocaleString('en-US')}`;
+  if (v >= 1) return `${sign}$${trimZeros(v.toFixed(2), 2)}`;
+  if (v >= 0.01) return `${sign}$${trimZeros(v.toFixed(4), 2)}`;
+  // Two significant digits: 0.00075 -> 0.00075, 0.0012345 -> 0.0012, 0.00396 -> 0.0040.
+  let decimals = Math.min(12, Math.ceil(-Math.log10(v)) + 1);
+  // Rounding can carry into a new digit (0.0099 -> 0.010): two significant digits still.
+  if (Number(v.toFixed(decimals)) >= 0.01) decimals = 3;
+  return `${sign}$${v.toFixed(decimals)}`;
+}
+
+/** "1.50" -> "1.5" down to `min` decimals; "75.00" -> "75". */
+function trimZeros(s: string, min: number): string {
+  if (!s.includes('.')) return s;
+  let t = s.replace(/0+$/, '');
+  const decimals = t.length - t.indexOf('.') - 1;
+  if (decimals < min && !/\.$/.test(t)) t = t + '0'.repeat(min - decimals);
+  if (t.endsWith('.')) t = t.slice(0, -1);
+  return t;
+}
