@@ -86,16 +86,24 @@ function unchanged(host: FileHost, reads: readonly Read[]): boolean {
 
 /** Prepared bindings by template path and options, validated by replaying their reads. */
 export class PreparedCache {
-  private readonly map = new Map<string, { reads: Read[]; value: Prepared }>();
+  private readonly map = new Map<string, { reads: Read[]; value: Prepared; checked: number }>();
+  /**
+   * @param freshMs A binding checked against the disk this recently is used without checking again
+   *   (0, the library's default: every call re-reads; the service allows a short window, so an edit
+   *   is seen within it).
+   */
   constructor(
     private readonly host: FileHost,
     private readonly limit = 256,
+    private readonly freshMs = 0,
   ) {}
 
   get(path: string, options: PrepareOptions): Prepared {
     const key = JSON.stringify([path, options.model ?? null, options.defaultModel ?? null, options.severities ?? null]);
     const hit = this.map.get(key);
-    if (hit && unchanged(this.host, hit.reads)) {
+    const now = this.freshMs > 0 ? Date.now() : 0;
+    if (hit && ((this.freshMs > 0 && now - hit.checked < this.freshMs) || unchanged(this.host, hit.reads))) {
+      if (this.freshMs > 0 && now - hit.checked >= this.freshMs) hit.checked = now;
       this.map.delete(key);
       this.map.set(key, hit);
       return hit.value;
@@ -103,7 +111,7 @@ export class PreparedCache {
     const reads: Read[] = [];
     const value = prepare(recording(this.host, reads), this.host, path, options);
     this.map.delete(key);
-    this.map.set(key, { reads, value });
+    this.map.set(key, { reads, value, checked: this.freshMs > 0 ? Date.now() : 0 });
     if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as string);
     return value;
   }

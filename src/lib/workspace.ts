@@ -33,6 +33,11 @@ export interface WorkspaceOptions {
   defaultModel?: string;
   /** Rule severity overrides, applied after each config's own `rules:` (e.g. `{ "injection-phrase": "off" }`). */
   rules?: Record<string, SeveritySetting>;
+  /**
+   * Milliseconds a template's binding (template, config, partials as read) is used without
+   * re-reading them. Default 0: every call re-reads, so an edit is seen by the next call.
+   */
+  revalidateMs?: number;
 }
 
 export interface AssembleOptions {
@@ -147,7 +152,7 @@ export class Workspace {
   constructor(dir: string, private readonly options: WorkspaceOptions = {}) {
     this.root = toPosix(nodePath.resolve(dir));
     this.host = new DiskFileHost([this.root, ...(options.roots ?? []).map((r) => toPosix(nodePath.resolve(this.root, r)))]);
-    this.prepared = new PreparedCache(this.host);
+    this.prepared = new PreparedCache(this.host, 256, options.revalidateMs ?? 0);
   }
 
   /** Workspace roots references may resolve in. */
@@ -233,6 +238,15 @@ export class Workspace {
     const model = prep.modelName ?? prep.model?.name;
     if (model !== undefined) info.model = model;
     return info;
+  }
+
+  /**
+   * An object that stays the same while the template's binding (its text, config and partials as
+   * read) is unchanged: a key for caching results of this template.
+   * @internal
+   */
+  bindingOf(templatePath: string, model?: string): object {
+    return this.prepared.get(this.resolve(templatePath), { model, defaultModel: this.options.defaultModel, severities: this.options.rules });
   }
 
   /** The assembly of a prepared template with these values and this call's overrides. */

@@ -20,6 +20,7 @@ export class Metrics {
   private readonly latency = new Map<string, Histogram>();
   private readonly errors = new Map<string, number>();
   private assemblies = 0;
+  private cacheHits = 0;
   private readonly started = Date.now();
 
   observe(route: string, status: number, seconds: number): void {
@@ -43,6 +44,10 @@ export class Metrics {
     this.assemblies++;
   }
 
+  cacheHit(): void {
+    this.cacheHits++;
+  }
+
   /** The exposition text. */
   render(): string {
     const lines: string[] = [];
@@ -62,6 +67,7 @@ export class Metrics {
     lines.push('# HELP ctxlens_http_errors_total Requests answered with an error, by kind.', '# TYPE ctxlens_http_errors_total counter');
     for (const [kind, n] of [...this.errors.entries()].sort()) lines.push(`ctxlens_http_errors_total{kind="${esc(kind)}"} ${n}`);
     lines.push('# HELP ctxlens_assemblies_total Requests assembled.', '# TYPE ctxlens_assemblies_total counter', `ctxlens_assemblies_total ${this.assemblies}`);
+    lines.push('# HELP ctxlens_response_cache_hits_total Requests answered from the response cache (byte-identical request, unchanged template files).', '# TYPE ctxlens_response_cache_hits_total counter', `ctxlens_response_cache_hits_total ${this.cacheHits}`);
     lines.push('# HELP ctxlens_uptime_seconds Seconds since the service started.', '# TYPE ctxlens_uptime_seconds gauge', `ctxlens_uptime_seconds ${((Date.now() - this.started) / 1000).toFixed(3)}`);
     return lines.join('\n') + '\n';
   }

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_CACHE_SIZE, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, createService } from './server';
+import { DEFAULT_CACHE_SIZE, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, DEFAULT_RESPONSE_CACHE, createService } from './server';
 
 interface Io {
   out: (s: string) => void;
@@ -16,7 +16,7 @@ interface Io {
   cwd: string;
 }
 
-export const SERVE_USAGE = `ctxlens serve [--root DIR] [--host 127.0.0.1] [--port ${DEFAULT_PORT}] [--max-body 2mb] [--cache-size ${DEFAULT_CACHE_SIZE}] [--model M]`;
+export const SERVE_USAGE = `ctxlens serve [--root DIR] [--host 127.0.0.1] [--port ${DEFAULT_PORT}] [--max-body 2mb] [--cache-size ${DEFAULT_CACHE_SIZE}] [--response-cache ${DEFAULT_RESPONSE_CACHE}] [--model M]`;
 
 /** `2097152`, `512kb`, `2mb` as bytes. */
 export function parseSize(s: string): number | undefined {
@@ -40,7 +40,7 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
     values = parseArgs({
       args,
       allowPositionals: false,
-      options: { root: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'max-body': { type: 'string' }, 'cache-size': { type: 'string' }, model: { type: 'string' } },
+      options: { root: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'max-body': { type: 'string' }, 'cache-size': { type: 'string' }, 'response-cache': { type: 'string' }, model: { type: 'string' } },
     }).values;
   } catch (e) {
     return usage(io, (e as Error).message);
@@ -53,7 +53,9 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
   if (maxBody === undefined) return usage(io, '--max-body takes a size such as 2097152, 512kb or 2mb');
   const cacheSize = values['cache-size'] === undefined ? DEFAULT_CACHE_SIZE : Number(values['cache-size']);
   if (!Number.isInteger(cacheSize) || cacheSize < 0) return usage(io, '--cache-size takes a whole number (0 turns the context_id cache off)');
-  const service = createService({ root, host: (values.host as string | undefined) ?? DEFAULT_HOST, port, maxBody, cacheSize, defaultModel: values.model as string | undefined });
+  const responseCache = values['response-cache'] === undefined ? DEFAULT_RESPONSE_CACHE : Number(values['response-cache']);
+  if (!Number.isInteger(responseCache) || responseCache < 0) return usage(io, '--response-cache takes a whole number (0 turns the response cache off)');
+  const service = createService({ root, host: (values.host as string | undefined) ?? DEFAULT_HOST, port, maxBody, cacheSize, responseCache, defaultModel: values.model as string | undefined });
   service
     .listen()
     .then((a) => {

@@ -12,6 +12,7 @@
  * path? } }`. The server binds 127.0.0.1 unless told otherwise and reads nothing outside --root.
  */
 import * as fs from 'node:fs';
+import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as nodePath from 'node:path';
@@ -21,6 +22,7 @@ import type { SuppliedEvidence } from '../lib/evidence';
 import { VERSION } from '../lib/version';
 import { toPosix } from '../node/fileHost';
 import { contextReply, errorReply } from './context';
+import { checkTemplateName } from './templates';
 import type { Reply } from './context';
 import { Lru } from './lru';
 import { Metrics } from './metrics';
@@ -30,6 +32,8 @@ export const DEFAULT_PORT = 8710;
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
 export const DEFAULT_CACHE_SIZE = 1000;
+export const DEFAULT_RESPONSE_CACHE = 256;
+export const DEFAULT_REVALIDATE_MS = 500;
 
 export interface ServiceOptions {
   /** Folder of the templates (default: the current folder). */
@@ -43,6 +47,10 @@ export interface ServiceOptions {
   cacheSize?: number;
   /** Model used when neither the request, the template nor its config names one. */
   defaultModel?: string;
+  /** Responses kept for byte-identical requests, while the template's files read the same (0 turns the cache off). */
+  responseCache?: number;
+  /** Milliseconds a template's files are trusted without re-reading them (an edit is seen within this). */
+  revalidateMs?: number;
 }
 
 export interface Service {
@@ -115,18 +123,44 @@ export function createService(options: ServiceOptions = {}): Service {
   if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) throw new Error(`--root ${root} is not a folder`);
   const realRoot = fs.realpathSync(root);
   const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
-  const workspace = openWorkspace(root, { defaultModel: options.defaultModel });
+  const workspace = openWorkspace(root, { defaultModel: options.defaultModel, revalidateMs: options.revalidateMs ?? DEFAULT_REVALIDATE_MS });
   const metrics = new Metrics();
   const recent = new Lru<string, SuppliedEvidence>(options.cacheSize ?? DEFAULT_CACHE_SIZE);
+  // Seed 002's "fully assembled context" cache: the same request bytes against the same template
+  // files give the same response, so it is served again while the template's binding is the same
+  // object (a changed template, config or partial makes a new one). Only successful answers are kept.
+  const responses = new Lru<string, { binding: object; body: string; remember?: Reply['remember'] }>(options.responseCache ?? DEFAULT_RESPONSE_CACHE);
 
-  const context = (body: unknown): Reply => {
+  const context = (raw: Buffer, body: unknown): Reply | { status: 200; text: string } => {
     const parsed = ContextRequestSchema.safeParse(body);
     if (!parsed.success) {
       const i = firstIssue(parsed.error);
       return errorReply(400, 'invalid_request', i.message, i.path ? { path: i.path } : {});
     }
+    let key: string | undefined;
+    let binding: object | undefined;
+    if (responses.capacity > 0 && checkTemplateName(root, realRoot, parsed.data.template).ok) {
+      try {
+        binding = workspace.bindingOf(parsed.data.template, parsed.data.model);
+        key = createHash('sha256').update(raw).digest('hex');
+        const hit = responses.get(key);
+        if (hit && hit.binding === binding) {
+          metrics.cacheHit();
+          if (hit.remember) recent.set(hit.remember.contextId, hit.remember.evidence);
+          return { status: 200, text: hit.body };
+        }
+      } catch {
+        // The template cannot be bound (missing, refused, unusable): contextReply says why.
+        key = undefined;
+      }
+    }
     const reply = contextReply(parsed.data, { workspace, root, realRoot, onAssembled: () => metrics.assembled() });
     if (reply.remember) recent.set(reply.remember.contextId, reply.remember.evidence);
+    if (key !== undefined && binding !== undefined && reply.status === 200) {
+      const text = JSON.stringify(reply.body);
+      responses.set(key, { binding, body: text, ...(reply.remember ? { remember: reply.remember } : {}) });
+      return { status: 200, text };
+    }
     return reply;
   };
 
@@ -186,7 +220,9 @@ export function createService(options: ServiceOptions = {}): Service {
         .then((buf) => {
           const body = parseJson(buf);
           if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BodyError(400, 'invalid_request', 'the body must be a JSON object');
-          sendJson(res, url === '/v1/context' ? context(body) : validate(body));
+          const reply = url === '/v1/context' ? context(buf, body) : validate(body);
+          if ('text' in reply) send(res, reply.status, reply.text, 'application/json; charset=utf-8');
+          else sendJson(res, reply);
         })
         .catch(fail);
     } catch (e) {

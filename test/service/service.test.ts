@@ -4,7 +4,7 @@
  * mapping of query / version / tenant / product / max_input_tokens, byte parity with the library,
  * citation validation by trace and by context_id, and every error case with its status and path.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, cpSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as http from 'node:http';
@@ -29,7 +29,7 @@ beforeAll(async () => {
   symlinkSync(join(outside, 'secret.prompt'), join(root, 'leak.prompt'));
   mkdirSync(join(root, 'linked'), { recursive: true });
   symlinkSync(join(root, 'sdk-qa', 'sdk-qa.prompt'), join(root, 'linked', 'inside.prompt'));
-  service = createService({ root, port: 0, maxBody: 64 * 1024, cacheSize: 4 });
+  service = createService({ root, port: 0, maxBody: 64 * 1024, cacheSize: 4, revalidateMs: 0 });
   base = (await service.listen()).url;
 });
 
@@ -175,6 +175,26 @@ describe('POST /v1/context', () => {
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     expect(r.json.evidence).toEqual(expect.arrayContaining(['evidence_1', 'evidence_2', 'call_1']));
     expect(r.json.rendered_messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+  });
+});
+
+describe('the response cache', () => {
+  it('answers a byte-identical request with the same bytes, and a changed template with a new answer', async () => {
+    const body = { ...REQUEST, template: 'sdk-qa/cached.prompt' };
+    cpSync(join(root, 'sdk-qa', 'sdk-qa.prompt'), join(root, 'sdk-qa', 'cached.prompt'));
+    cpSync(join(root, 'sdk-qa', 'sdk-qa.context.yaml'), join(root, 'sdk-qa', 'cached.context.yaml'));
+    const hits = async () => Number(/^ctxlens_response_cache_hits_total (\d+)$/m.exec(await (await fetch(base + '/metrics')).text())?.[1]);
+    const a = await post('/v1/context', body);
+    const before = await hits();
+    const b = await post('/v1/context', body);
+    expect(await hits()).toBe(before + 1);
+    expect(JSON.stringify(b.json)).toBe(JSON.stringify(a.json));
+    // An edit of the template is a new binding: the cached answer is not served.
+    writeFileSync(join(root, 'sdk-qa', 'cached.prompt'), readFileSync(join(root, 'sdk-qa', 'cached.prompt'), 'utf8').replace('Orbit Python SDK', 'Orbit SDK'));
+    const c = await post('/v1/context', body);
+    expect(await hits()).toBe(before + 1);
+    expect(c.json.template_version).not.toBe(a.json.template_version);
+    expect(c.json.context_id).not.toBe(a.json.context_id);
   });
 });
 
