@@ -112,3 +112,19 @@ describe('cache-prefix-unstable', () => {
     expect(analyzeTemplate(host, '/ws/t.prompt')!.findings.some((x) => x.rule === 'cache-prefix-unstable')).toBe(false);
   });
 });
+
+describe('templateCachePrefix', () => {
+  it('measures the prefix across every fixture of a template (the sdk-qa example shares its system message)', async () => {
+    const { resolve } = await import('node:path');
+    const { DiskFileHost } = await import('../../src/node/fileHost');
+    const { templateCachePrefix, runEvalFile } = await import('../../src/core/eval');
+    const root = resolve(__dirname, '../..');
+    const host = new DiskFileHost([root]);
+    const p = templateCachePrefix(host, `${root}/examples/sdk-qa/sdk-qa.prompt`)!;
+    expect(p).toMatchObject({ requests: 2, messages: 1 });
+    // The eval set adds a case of its own, a third request with the same system message.
+    const { result } = runEvalFile(host, `${root}/examples/sdk-qa/sdk-qa.eval.yaml`);
+    expect(result!.cache_prefix_tokens).toBe(p.tokens);
+    expect(templateCachePrefix(host, `${root}/examples/nope.prompt`)).toBeUndefined();
+  });
+});

@@ -205,12 +205,7 @@ export function runEval(host: FileHost, evalPath: string, file: EvalFile, option
   }
 
   // ---- The cacheable prefix: across the template's fixtures and the cases.
-  for (const fx of subject.analysis.fixtures) {
-    const f = findFixture(host, subject, evalPath, fx.path.endsWith('#sample') ? 'sample' : fx.path);
-    if (!f.fixture) continue;
-    const r = assembleWith(subject, f.fixture);
-    if (r.ok) requests.push(r.messages);
-  }
+  requests.push(...fixtureRequests(host, subject));
   const distinct = dedupeRequests(requests);
   const prefix = commonPrefix(distinct, subject.tokenizer, subject.messageOverhead);
   // Costs with the prefix billed at the cached price.
@@ -268,6 +263,28 @@ export function runEval(host: FileHost, evalPath: string, file: EvalFile, option
     });
   }
   return result;
+}
+
+/** The requests of every fixture of the template (its sample first, as the analysis lists them). */
+function fixtureRequests(host: FileHost, subject: Subject): RenderedMessage[][] {
+  const out: RenderedMessage[][] = [];
+  for (const fx of subject.analysis.fixtures) {
+    const f = findFixture(host, subject, subject.path, fx.path.endsWith('#sample') ? 'sample' : fx.path);
+    if (!f.fixture) continue;
+    const r = assembleWith(subject, f.fixture);
+    if (r.ok) out.push(r.messages);
+  }
+  return out;
+}
+
+/**
+ * The cacheable prefix across every fixture of a template (what `ctxlens assemble --format json`
+ * can report as `cache_prefix_tokens`); undefined when the template cannot be bound.
+ */
+export function templateCachePrefix(host: FileHost, templatePath: string, options: { model?: string } = {}): CommonPrefix | undefined {
+  const p = prepareSubject(host, templatePath, options);
+  if (!p.subject) return undefined;
+  return commonPrefix(dedupeRequests(fixtureRequests(host, p.subject)), p.subject.tokenizer, p.subject.messageOverhead);
 }
 
 /** Requests with the same messages counted once (two fixtures that render alike are one request). */
