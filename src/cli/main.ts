@@ -19,6 +19,10 @@ import { DiskFileHost, toPosix } from '../node/fileHost';
 import { toSarif } from './sarif';
 import { serve } from './serve';
 import { citeCheck } from './citeCheck';
+import { evalCmd } from './eval';
+import { templateCachePrefix } from '../core/eval';
+import { variantsCmd } from './variants';
+import { diffCmd } from './diff';
 import { VERSION } from './version';
 
 class UsageError extends Error {}
@@ -33,6 +37,9 @@ Usage:
   ctxlens init <template> [--force] [--stdout]
   ctxlens serve [--root DIR] [--host 127.0.0.1] [--port 8710] [--max-body 2mb] [--cache-size N] [--model M]
   ctxlens cite-check <answer.json> --trace <trace.json> [--format text|json] [--strict]
+  ctxlens eval [files|dirs...] [--format text|json|html] [--out FILE] [--ablate] [--ablation ID]... [--model M] [--requests-per-day N]
+  ctxlens variants <template> --move ID [--positions start,middle,end] [--fixture F] [--provider openai|anthropic] [--format json|jsonl|text] [--out DIR]
+  ctxlens diff <template> [--fixture A [--fixture B]] [--model A [--model B]] [--budget SPEC [--budget SPEC]] [--format text|json]
 
 Exit codes: 0 clean, 1 findings at error level (or a request that does not fit), 2 usage or internal error.
 `;
@@ -64,6 +71,12 @@ export function run(argv: string[], io: Io): number {
         return serve(rest, io);
       case 'cite-check':
         return citeCheck(rest, io);
+      case 'eval':
+        return evalCmd(rest, io);
+      case 'variants':
+        return variantsCmd(rest, io);
+      case 'diff':
+        return diffCmd(rest, io);
       case '--version':
       case '-v':
         io.out(VERSION + '\n');
@@ -390,7 +403,9 @@ function assembleCmd(args: string[], io: Io): number {
     io.err(`ctxlens: ${positionals[0]} cannot be rendered\n`);
     return 1;
   }
-  const result = a.assembly;
+  // The cacheable prefix shared by every fixture of the template (src/core/eval, prefix.ts).
+  const prefix = templateCachePrefix(host, file, { model: values.model });
+  const result = { ...a.assembly, trace: { ...a.assembly.trace, cache_prefix_tokens: prefix?.tokens ?? 0 } };
   if (values.trace) fs.writeFileSync(abs(io, values.trace), JSON.stringify(result.trace, null, 2) + '\n');
   if (!result.ok) {
     io.err(`ctxlens: assembly failed: ${result.error}\n`);
