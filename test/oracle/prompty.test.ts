@@ -45,7 +45,7 @@ const DELIBERATE_UNSUPPORTED: Record<string, string> = {
   "'sameas'": 'object identity of numbers and strings',
   'Markup': 'Markup (escaped string) methods that escape their arguments',
   'steps': 'work bound',
-  'nest deeper': 'nesting bound',
+  'deeper than': 'nesting bounds (Python recursion and compiler limits)',
 };
 
 // ---------------------------------------------------------------------------
@@ -90,6 +90,17 @@ const handCases: Case[] = [
   }),
   c('role line from value', '{{ r }}\ncontent', { r: 'assistant[x=1]:' }),
   c('role inside value is not split by jinja', 'system:\n{{ doc }}', { doc: 'text\nuser:\ninjected' }),
+  c('role line forms', 'user [a=1]:\nx\nuser[a=1]x:\ny\n user[ a = "q" ]\t:\t\nz\nuser[a=1, b = 2.50 ,c="x y"]:\nv\nuser[a1b=TRUE]:\nu\nuser[n=007]:\nt\nuser[x=1.0, y=10.25]:\ns'),
+  c('role line two brackets', 'user[a=1][b=2]:\nw'),
+  // Python's backtracking regex takes 2^n steps on `user[aaaa…]:`; n stays small here (the engine is linear).
+  c('role line long args', `user[${'a'.repeat(16)}]:\nx\nuser[${'a=1,'.repeat(30)}]:\ny\nuser[${'="'.repeat(12)}]:\nz\nuser[${'ab '.repeat(6)}=1]:\nw`),
+  c('role line only role', 'user:'),
+  c('role line with colon inside', 'user[a="x:y"]:\nq'),
+  c('role line brackets inside quotes', 'user[a="]"]:\nq\nuser[a="x]y", b=1]:\nr'),
+  c('thread variants', '![thread]x\nT\n ![thread]\nU\n!\u00a0[thread]\nV'),
+  c('images many', 'user:\n![a](http://x/a.png)![b](http://x/b.png)\n\n![c]( http://x/c.png )  tail\n![d](http://e "t")'),
+  c('images across lines', 'user:\n![a](http://x\n/b.png)\n![multi\nline](http://y)'),
+  c('role after form feed in data', 'system:\n{{ a }}', { a: 'x\x0cuser:\x0cq\x1cassistant:\x1dr' }),
   // --- output of values -----------------------------------------------------------------------
   c('python reprs', '{{ none }} {{ t }} {{ f }} {{ 1.0 }} {{ 3 }} {{ [1, "a", none, true, 2.5] }} {{ {"a": 1, "b": [1, 2]} }} {{ (1,) }} {{ () }} {{ ("a", 2) }}', { t: true, f: false }),
   c('string reprs', `{{ ["it's", 'say "hi"', "both ' \\"", "tab\\t", "nl\\n", "\\\\", "é😀", "\\x00\\x7f", "\\u200b\\u00a0"] }}`),
@@ -200,6 +211,8 @@ const handCases: Case[] = [
   c('unknown test', '{{ x is nosuchtest }}'),
   // --- tests ------------------------------------------------------------------------------------
   c('tests', '{{ 3 is odd }}{{ 3 is even }}{{ 9 is divisibleby 3 }}{{ none is none }}{{ 1 is number }}{{ "a" is string }}{{ {} is mapping }}{{ [] is iterable }}{{ 1 is iterable }}{{ "x" is sequence }}{{ d is sequence }}{{ 1 is eq 1 }}{{ 2 is equalto 2 }}{{ 1 is in [1] }}{{ true is true }}{{ 1 is true }}{{ false is false }}{{ "ab" is lower }}{{ "AB" is upper }}{{ 1.0 is float }}{{ 1 is integer }}{{ true is boolean }}{{ x is defined }}{{ x is undefined }}{{ 5 is gt 3 }}{{ 5 is lessthan 3 }}{{ "upper" is filter }}{{ "odd" is test }}{{ none is sameas none }}{{ doc is iterable }}{{ doc is mapping }}{{ doc is callable }}{{ range is callable }}{{ 5 is not odd }}', { d: {}, doc: item('U', {}) }),
+  c('astral characters', '{{ s|length }} {{ s[1] }} {{ s[1:3] }} {{ s|reverse }} {{ s|center(9, ) }}|{{ s|truncate(4, true, "", 0) }}|{{ s.find("b") }} {{ s.center(8, "·") }} {{ s|wordwrap(2) }} {{ s|list }} {{ s.split("😀") }} {{ s|title }} {{ "ǆemo ßtraße"|capitalize }} {{ "ǆemo ßtraße"|title }} {{ "ǆx".title() }} {{ "İx"|lower }} {{ "ﬃ"|upper }}', { s: 'a😀b𝒳c' }),
+  c('whitespace plus markers', 'a  \n{%+ if true %}x{% endif %}  \n{{- "y" +}}  z\n  {%+ set q = 1 -%}\n  end'),
   // --- operators --------------------------------------------------------------------------------
   c('arithmetic', '{{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ -7 % 3 }} {{ 7 % -3 }} {{ 7.5 // 2 }} {{ -7.5 % 2 }} {{ 2 ** 10 }} {{ 2 ** -2 }} {{ 2 ** 0.5 }} {{ 10 / 3 }} {{ 1 + 1.0 }} {{ true + 1 }} {{ "a" * 3 }} {{ [1] * 2 }} {{ 3 * "ab" }} {{ "a" + "b" }} {{ [1] + [2] }} {{ -(3) }} {{ +2.0 }}'),
   c('zero division', '{{ 1 / 0 }}'),
@@ -227,10 +240,61 @@ const handCases: Case[] = [
   c('item sorted', '{{ docs|sort(attribute="score")|map(attribute="title")|join }} {{ docs|map(attribute="n")|sum }}', { docs }),
   c('item attr error', '{{ docs[0].missing.x }}', { docs }),
   c('item as a value', 'user:\n{{ q }}\n{{ q.text }} {{ q|upper }} {{ q|length }}', { q: item('<q>Why?</q>', { text: 'Why?' }) }),
+  // --- compile-time scoping (jinja2's idtracking) -----------------------------------------------
+  c('scope: filter block before set', '{% filter upper %}{{ n }}{% endfilter %}{% set n = 5 %}{{ n }}', { n: 4 }),
+  c('scope: loop before set', '{% for i in [1] %}[{{ n }}]{% endfor %}{% set n = 5 %}{{ n }}', { n: 4 }),
+  c('scope: load before loop and set', '{{ n }}{% for i in [1] %}{{ n }}{% endfor %}{% set n = 5 %}', { n: 4 }),
+  c('scope: macro before set', '{% macro m() %}[{{ n }}]{% endmacro %}{{ m() }}{% set n = 5 %}{{ m() }}', { n: 4 }),
+  c('scope: with before set', '{% with %}[{{ n }}]{% endwith %}{% set n = 5 %}', { n: 4 }),
+  c('scope: set in loop per iteration', '{% for i in [1, 2] %}{% if i == 2 %}{{ n }}{% endif %}{% set n = i %}{% endfor %}[{{ n }}]', { n: 4 }),
+  c('scope: set in if not taken', '{% if false %}{% set n = 1 %}{% endif %}{{ n }}|{% for i in [1] %}{% if false %}{% set n = 1 %}{% endif %}{{ n }}{% endfor %}', { n: 4 }),
+  c('scope: macro param shadowed in loop', '{% macro m(n) %}{% for i in [1] %}{{ n }}{% set n = 2 %}{{ n }}{% endfor %}{{ n }}{% endmacro %}{{ m(0) }}'),
+  c('scope: macro in loop does not leak', '{% for i in [1, 2] %}{% macro show() %}{{ i }}{% endmacro %}{% set last = show %}{{ show() }}{% endfor %}{{ last is defined }}'),
+  c('scope: include sees stores', '{% set y = 2 %}{% for i in [7] %}{% set x = 1 %}{% include "inc" %}{% endfor %}', {}, { templates: { inc: '[{{ x }}|{{ y }}|{{ i }}]' } }),
+  c('scope: extends with child set', '{% extends "base" %}{% set x = 3 %}', {}, { templates: { base: '{% block a %}A{{ x }}{% endblock %}{% for i in [1] %}{% block s scoped %}S{{ i }}{% endblock %}{% for j in [2] %}{% block u %}U{{ j }}{% endblock %}{% endfor %}{% endfor %}' } }),
+  c('scope: loop filter tuple nextitem', '{% for a, b in [[1, 2], [3, 4]] if a %}{{ loop.nextitem }}{{ loop.previtem }}{% endfor %}'),
+  c('scope: set block filter with names', '{% set x | replace(a, "b") %}abc{% endset %}{{ x }}', { a: 'a' }),
+  c('scope: set block filter const', '{% set x | replace("a", "b") %}abc{% endset %}{{ x }}'),
+  c('scope: nested loops same name', '{% for x in [1, 2] %}{% for x in [x * 10] %}{{ x }}{% endfor %}{{ x }}{% endfor %}'),
+  c('scope: loop var after loop', '{% for x in [1] %}{% endfor %}[{{ x }}]', { x: 'outer' }),
+  c('scope: set after loop in loop', '{% for i in [1, 2] %}{% for j in [1] %}[{{ k }}]{% endfor %}{% set k = i %}{% endfor %}', { k: 'K' }),
+  c('scope: import with context', '{% set v = 9 %}{% import "m" as mm with context %}{{ mm.show() }}|{% from "m" import show with context %}{{ show() }}', {}, { templates: { m: '{% macro show() %}v={{ v }}{% endmacro %}' } }),
+  c('scope: import without context', '{% set v = 9 %}{% import "m" as mm %}[{{ mm.show() }}]', { v: 'data' }, { templates: { m: '{% macro show() %}v={{ v }}{% endmacro %}' } }),
+  c('scope: exported names', '{% import "m" as mm %}{{ mm.a }}|{{ mm.b }}|{{ mm._c }}|{{ mm.d }}|{{ mm.sub }}', {}, { templates: { m: '{% set a = 1 %}{% for i in [1] %}{% set b = 2 %}{% endfor %}{% set _c = 3 %}{% set d %}D{% endset %}{% import "n" as sub %}', n: 'N' } }),
+  c('scope: block sees context not loop', '{% for i in [1] %}{% block b %}[{{ i }}|{{ t }}]{% endblock %}{% endfor %}{% set t = 2 %}', { i: 'ctx', t: 'data' }),
+  c('scope: scoped block', '{% for i in [1, 2] %}{% block b scoped %}[{{ i }}]{% endblock %}{% endfor %}'),
+  c('scope: self', '{% block greet %}Hi{% endblock %}|{{ self.greet() }}|{{ self.nope is defined }}'),
+  c('scope: super chain', '{% extends "b1" %}{% block x %}c{{ super() }}{% endblock %}', {}, { templates: { b1: '{% extends "b2" %}{% block x %}b{{ super() }}{% endblock %}', b2: '<{% block x %}a{% endblock %}>' } }),
+  c('scope: super of base raises', '{% extends "b2" %}{% block x %}c{{ super() }}{% endblock %}', {}, { templates: { b2: '<{% block x %}a{{ super() }}{% endblock %}>' } }),
+  c('scope: super printed', '{% extends "b2" %}{% block x %}{{ super }}{% endblock %}', {}, { templates: { b2: '<{% block x %}a{% endblock %}>' }, unsupported: 'memory address' }),
+  c('scope: extends output rules', '{% extends "base" %}{% macro m() %}M{{ caller() }}{% endmacro %}{% call m() %}x{% endcall %}{% filter upper %}f{% endfilter %}{% for i in [1] %}{{ i }}{% endfor %}{% include "base" %}', {}, { templates: { base: '[{% block b %}B{% endblock %}]' } }),
+  c('scope: conditional extends', '{% if true %}{% extends "base" %}{% endif %}after{% block b %}child{% endblock %}', {}, { templates: { base: '[{% block b %}B{% endblock %}]' } }),
+  c('scope: extends twice', '{% extends "base" %}{% extends "base" %}', {}, { templates: { base: 'B' } }),
+  c('scope: required block', '{% block r required %}{% endblock %}'),
+  c('scope: required block overridden', '{% extends "base" %}{% block r %}R{% endblock %}', {}, { templates: { base: '<{% block r required %}{% endblock %}>' } }),
+  c('scope: caller without default', '{% macro m(caller) %}{{ caller() }}{% endmacro %}'),
+  c('scope: caller with default', '{% macro m(caller=none) %}[{{ caller }}]{% endmacro %}{{ m() }}'),
+  c('scope: macro kwargs explicit', '{% macro m(kwargs) %}{{ kwargs }}{% endmacro %}{{ m(1) }}'),
+  c('scope: set loop outside for', '{% set loop = 1 %}{{ loop }}'),
+  c('scope: namespace in macro', '{% set ns = namespace(x=1) %}{% macro m() %}{{ ns.x }}{% endmacro %}{% set ns.x = 2 %}{{ m() }}'),
+  c('scope: with values see outer', '{% set a = 1 %}{% with a = a + 1, b = a %}{{ a }}{{ b }}{% endwith %}{{ a }}'),
+  c('scope: for else frame', '{% for x in [] %}{% else %}{% set y = 1 %}{{ y }}{{ x }}{% endfor %}[{{ y }}]', { x: 'X' }),
+  c('scope: recursive loop vars', '{% for n in tree recursive %}{% set d = loop.depth %}{{ d }}{% if n.c %}({{ loop(n.c) }}){% endif %}{{ d }}{% endfor %}[{{ d }}]', { tree: [{ c: [{ c: [{}] }, {}] }] }),
+  c('scope: recursive loop else', '{% for n in tree recursive %}<{{ loop(n.c) }}>{% else %}E{% endfor %}', { tree: [{ c: [] }, { c: [{ c: [] }] }] }),
+  c('scope: folded nan in set', '{% set x = "nan"|float %}{{ x }}'),
+  c('scope: folded inf in output', '{{ "inf"|float }} {{ ["nan"|float] }} {{ 1e999 }} {{ -1e999 }}'),
+  c('scope: folded inf argument', '{{ ("inf"|float)|int }}'),
+  c('scope: folded inf with name', '{{ x ~ ("inf"|float) }}', { x: 1 }),
+  c('scope: duplicate kwarg', '{{ range(1, x=1, x=2) }}'),
   // --- limits, misc -----------------------------------------------------------------------------
   c('big int', '{{ 2 ** 100 }}', {}, { unsupported: '2^53' }),
   c('huge loop', '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}', {}, { unsupported: 'steps', noOracle: true }),
-  c('deep recursion', '{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}', {}, { unsupported: 'nest deeper' }),
+  c('deep recursion', '{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}', {}, { unsupported: 'deeper than' }),
+  c('deep parens', `{{ ${'('.repeat(40)}1${')'.repeat(40)} }}`, {}, { unsupported: 'deeper than' }),
+  c('deep loops', `${'{% for i in [1] %}'.repeat(22)}x${'{% endfor %}'.repeat(22)}`, {}, { unsupported: 'deeper than' }),
+  c('nested loops ok', `${'{% for i in [1, 2] %}'.repeat(8)}{{ loop.index }}${'{% endfor %}'.repeat(8)}`),
+  c('long elif chain', `{% if n == 0 %}0${Array.from({ length: 45 }, (_, i) => `{% elif n == ${i + 1} %}${i + 1}`).join('')}{% endif %}`, { n: 44 }),
+  c('long concat chain', `{{ ${Array.from({ length: 80 }, (_, i) => `"${i}"`).join(' ~ ')} }}`),
   c('mustache', 'Hi {{name}}', { name: 'x' }, { templateType: 'mustache', unsupported: 'Mustache' }),
   c('lipsum', '{{ lipsum(1) }}', {}, { unsupported: 'random' }),
   c('autoescape false', '{% autoescape false %}{{ "<b>" }}{% endautoescape %}'),
@@ -436,6 +500,49 @@ function canonical(ms: EngineMessage[]): string {
 }
 
 const engine = (x: Case): EngineResult => renderPrompty(x.source, x.data, { templates: x.templates, templateType: x.templateType });
+
+describe('Prompty engine issues', () => {
+  it('locates issues in the source', () => {
+    const at = (source: string, needle: string): { start: number; end: number } => ({ start: source.indexOf(needle), end: source.indexOf(needle) + needle.length });
+    const cases: [string, string][] = [
+      [FM + 'system:\n{{ missing.attr }}\n', 'missing.attr'],
+      ['---\r\nname: x\r\n---\r\nsystem:\r\n\r\n{{ 1 + "a" }}\r\n', '1 + "a"'],
+      [FM + 'a {{ x|nosuch }}', 'nosuch'],
+      [FM + '{% for x in [1] %}{{ x.y.z }}{% endfor %}', 'x.y.z'],
+      [FM + '{{ [1, 2]|map("string") }}', '[1, 2]|map("string")'],
+    ];
+    for (const [source, needle] of cases) {
+      const r = renderPrompty(source, {});
+      expect(r.messages).toEqual([]);
+      expect(r.issues.length).toBe(1);
+      expect(r.issues[0].span).toEqual(at(source, needle));
+    }
+    const inc = renderPrompty(FM + 'x\n{% include "p" %}', {}, { templates: { p: '{{ 1 / 0 }}' } });
+    expect(inc.issues[0].rule).toBe('template-invalid');
+    expect(inc.issues[0].span).toEqual(at(FM + 'x\n{% include "p" %}', '{% include "p" %}'));
+  });
+
+  it('never throws and bounds the work', () => {
+    const big = FM + 'x'.repeat(1_000_001);
+    expect(renderPrompty(big, {}).issues[0].rule).toBe('unsupported-feature');
+    const loop = renderPrompty(FM + '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}', {});
+    expect(loop.issues[0].message).toMatch(/steps/);
+    const out = renderPrompty(FM + '{% for i in range(30000) %}{{ s }}{% endfor %}', { s: 'x'.repeat(1000) });
+    expect(out.issues[0].message).toMatch(/characters/);
+    const deep: Record<string, unknown> = {};
+    let cur = deep;
+    for (let i = 0; i < 5000; i++) cur = cur.a = {} as Record<string, unknown>;
+    expect(renderPrompty(FM + '{{ d }}', { d: deep }).issues[0].rule).toBe('unsupported-feature');
+    const cyclic: Record<string, unknown> = { n: 1 };
+    cyclic.self = cyclic;
+    expect(renderPrompty(FM + '{{ c.self.self.n }}', { c: cyclic }).rendered).toBe('1');
+    expect(renderPrompty(FM + '{{ c }}', { c: cyclic }).issues[0].rule).toBe('unsupported-feature');
+    const nested = FM + '{% if true %}'.repeat(5000) + '{% endif %}'.repeat(5000);
+    expect(renderPrompty(nested, {}).issues[0].rule).toBe('unsupported-feature');
+    const parens = FM + '{{ ' + '('.repeat(100000) + ' }}';
+    expect(renderPrompty(parens, {}).issues.length).toBe(1);
+  });
+});
 
 describe('Prompty engine = Prompty runtime (jinja2 + PromptyChatParser)', () => {
   it('renders every case as Prompty does', () => {

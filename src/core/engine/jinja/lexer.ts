@@ -5,7 +5,10 @@
  * unsupported: Python's identifier and digit classes are not reproduced.
  */
 import { PY_WS } from './pystr';
-import { PyError, Unsupported } from './values';
+import { LimitError, PyError, Unsupported } from './values';
+
+/** Bracket nesting inside one tag that the engine renders (Python's recursion limit is reached near 70). */
+export const MAX_BRACKETS = 32;
 
 export type TokType =
   | 'data'
@@ -270,7 +273,14 @@ function lexTag(src: string, start: number, isBlock: boolean, toks: Token[], tag
     const op = OPERATORS.find(([s]) => src.startsWith(s, pos));
     if (op) {
       const [s, t] = op;
-      if (s === '{' || s === '(' || s === '[') balance.push(s === '{' ? '}' : s === '(' ? ')' : ']');
+      if (s === '{' || s === '(' || s === '[') {
+        balance.push(s === '{' ? '}' : s === '(' ? ')' : ']');
+        if (balance.length > MAX_BRACKETS) {
+          const e = new LimitError(`the template nests deeper than ${MAX_BRACKETS} levels of brackets (jinja2's parser hits Python's recursion limit at about 70)`);
+          e.span = { start: pos, end: pos + 1 };
+          throw e;
+        }
+      }
       else if (s === '}' || s === ')' || s === ']') {
         if (!balance.length) throw syntaxError(`unexpected '${s}'`, pos);
         const want = balance.pop();

@@ -120,6 +120,14 @@ export class Parser {
     }
     return this.next();
   }
+  /** The span of a tag from its opening token through the coming `%}`. */
+  private head(begin: Token): Span {
+    let j = this.i;
+    if (this.toks[j].type === 'colon') j++;
+    const t = this.toks[j];
+    if (t.type === 'block_end') return { start: begin.start, end: t.end };
+    return this.span(begin);
+  }
   private span(startTok: Token | number): Span {
     const start = typeof startTok === 'number' ? startTok : startTok.start;
     const prev = this.toks[Math.max(0, this.i - 1)];
@@ -154,8 +162,11 @@ export class Parser {
           flush();
           this.next();
           if (endTokens && endTokens.some((e) => this.test(this.cur, e))) return body;
-          body.push(this.parseStatement(t));
-          this.expect('block_end');
+          const rv = this.parseStatement(t);
+          const before = this.toks[this.i - 1];
+          const end = this.expect('block_end');
+          if (before && rv.span.end === before.end) rv.span = { start: rv.span.start, end: end.end };
+          body.push(rv);
         } else throw syntaxError('internal parsing error', t.start);
       }
       flush();
@@ -204,7 +215,7 @@ export class Parser {
         case 'autoescape': {
           this.next();
           const value = this.parseExpression();
-          const head = this.span(begin);
+          const head = this.head(begin);
           const body = this.parseStatements(['name:endautoescape'], true);
           return { k: 'Autoescape', value, body, span: head };
         }
@@ -243,7 +254,7 @@ export class Parser {
       return { k: 'Assign', target, node, span: this.span(begin) };
     }
     const filter = this.parseFilter(null);
-    const head = this.span(begin);
+    const head = this.head(begin);
     const body = this.parseStatements(['name:endset'], true);
     return { k: 'AssignBlock', target, body, filter, span: head };
   }
@@ -256,7 +267,7 @@ export class Parser {
     let test: Expr | null = null;
     if (this.skipIf('name:if')) test = this.parseExpression();
     const recursive = this.skipIf('name:recursive');
-    const head = this.span(begin);
+    const head = this.head(begin);
     const body = this.parseStatements(['name:endfor', 'name:else']);
     let else_: Stmt[] = [];
     if (this.next().value !== 'endfor') else_ = this.parseStatements(['name:endfor'], true);
@@ -266,7 +277,7 @@ export class Parser {
   private parseIf(begin: Token): Stmt {
     this.expect('name:if');
     const test = this.parseTuple({ withCondexpr: false });
-    const head = this.span(begin);
+    const head = this.head(begin);
     const node: IfStmt = { k: 'If', test, body: [], elif_: [], else_: [], span: head };
     node.body = this.parseStatements(['name:elif', 'name:else', 'name:endif']);
     for (;;) {
@@ -296,7 +307,7 @@ export class Parser {
       this.expect('assign');
       values.push(this.parseExpression());
     }
-    const head = this.span(begin);
+    const head = this.head(begin);
     const body = this.parseStatements(['name:endwith'], true);
     return { k: 'With', targets, values, body, span: head };
   }
@@ -307,7 +318,7 @@ export class Parser {
     const scoped = this.skipIf('name:scoped');
     const required = this.skipIf('name:required');
     if (this.ct() === 'sub') this.fail('Block names in Jinja have to be valid Python identifiers and may not contain hyphens, use an underscore instead.');
-    const head = this.span(begin);
+    const head = this.head(begin);
     const body = this.parseStatements(['name:endblock'], true);
     if (required) {
       for (const b of body) {
@@ -400,7 +411,7 @@ export class Parser {
     if (this.ct() === 'lparen') sig = this.parseSignature();
     const call = this.parseExpression();
     if (call.k !== 'Call') throw syntaxError('expected call', begin.start, begin.end);
-    const head = this.span(begin);
+    const head = this.head(begin);
     const body = this.parseStatements(['name:endcall'], true);
     return { k: 'CallBlock', call, ...sig, body, span: head };
   }
@@ -408,7 +419,7 @@ export class Parser {
   private parseFilterBlock(begin: Token): Stmt {
     this.next();
     const filter = this.parseFilter(null, true)!;
-    const head = this.span(begin);
+    const head = this.head(begin);
     const body = this.parseStatements(['name:endfilter'], true);
     return { k: 'FilterBlock', filter, body, span: head };
   }
@@ -417,7 +428,7 @@ export class Parser {
     this.next();
     const name = String(this.expect('name').value);
     const sig = this.parseSignature();
-    const head = this.span(begin);
+    const head = this.head(begin);
     const body = this.parseStatements(['name:endmacro'], true);
     return { k: 'Macro', name, ...sig, body, span: head };
   }

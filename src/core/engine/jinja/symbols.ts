@@ -13,7 +13,7 @@
 import type { Span } from '../../types';
 import { FILTERS, TESTS } from './builtins';
 import type { CallArgs, Expr, IfStmt, Stmt } from './parser';
-import { PyError } from './values';
+import { LimitError, PyError } from './values';
 
 export type Load = { kind: 'param' } | { kind: 'resolve'; name: string } | { kind: 'alias'; target: string } | { kind: 'undefined' };
 
@@ -423,6 +423,44 @@ void CONTEXT_FILTERS_UNUSED;
 
 class CompilerExit extends Error {}
 
+/** Nesting bounds below the limits of the Python that runs jinja2's generated code. */
+export const MAX_EXPR_DEPTH = 32;
+export const MAX_STMT_DEPTH = 30;
+/** CPython allows 20 statically nested blocks (for / try …) per function. */
+export const MAX_LOOP_BLOCKS = 16;
+
+function nestingError(what: string, span: Span): LimitError {
+  const e = new LimitError(`the template nests deeper than ${what} (Python's compiler limits start there)`);
+  e.span = span;
+  return e;
+}
+
+/**
+ * Deep nesting that CPython would refuse (RecursionError, "too many statically nested blocks",
+ * "too many levels of indentation", "too many nested parentheses") is reported, not rendered.
+ */
+function checkNesting(body: Stmt[]): void {
+  const expr = (e: Expr, depth: number): void => {
+    if (depth > MAX_EXPR_DEPTH) throw nestingError(`${MAX_EXPR_DEPTH} levels in an expression`, e.span);
+    for (const c of exprChildren(e)) expr(c, depth + 1);
+  };
+  const stmts = (list: Stmt[], depth: number, blocks: number): void => {
+    for (const s of list) {
+      if (depth > MAX_STMT_DEPTH) throw nestingError(`${MAX_STMT_DEPTH} levels of tags`, s.span);
+      const fn = s.k === 'Macro' || s.k === 'CallBlock' || s.k === 'Block';
+      const own = s.k === 'For' ? 1 : s.k === 'Include' || s.k === 'Block' ? 2 : 0;
+      const b = fn ? 0 : blocks + own;
+      if (b > MAX_LOOP_BLOCKS) throw nestingError(`${MAX_LOOP_BLOCKS} nested loops`, s.span);
+      for (const c of stmtChildren(s)) {
+        if (s.k === 'If' && c.k === 'If' && s.elif_.includes(c)) stmts([c], depth, b);
+        else if (isStmt(c)) stmts([c], depth + 1, b);
+        else expr(c, 1);
+      }
+    }
+  };
+  stmts(body, 0, 0);
+}
+
 export function annotate(body: Stmt[]): { ann: Annotations; blocks: Map<string, Extract<Stmt, { k: 'Block' }>> } {
   const ann: Annotations = {
     ident: new WeakMap(),
@@ -437,6 +475,7 @@ export function annotate(body: Stmt[]): { ann: Annotations; blocks: Map<string, 
     stores: new WeakMap(),
     blocks: new Map(),
   };
+  checkNesting(body);
   const blocks = new Map<string, Extract<Stmt, { k: 'Block' }>>();
   for (const n of findAll(body)) {
     if (n.k === 'Block') {
