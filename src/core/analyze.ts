@@ -14,7 +14,7 @@ import { scanHiddenCharacters, scanSecrets } from './text/scan';
 import { getTokenizer } from './tokens';
 import { resolveModel } from './models';
 import { budgetFindings, computeBudget } from './budget';
-import { assemble } from './assembly';
+import { assemble, withRemainder } from './assembly';
 import { applySeverities, finding } from './rules/registry';
 import { configRules, templateRules } from './rules/templateRules';
 import { ContextConfigSchema } from './config/schema';
@@ -448,7 +448,8 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
     });
   if (zero) analysis.zeroConfig = { config: effective, ...(settings.maxOutput !== undefined ? { maxOutput: settings.maxOutput } : {}) };
 
-  const budget = computeBudget(effective, { model: model.info, tokenizer: { name: tokenizer.name, exact } });
+  // With the history remainder of slots with a policy (seed 000, 3.4), for `ctxlens budget` and the lenses.
+  const budget = withRemainder(computeBudget(effective, { model: model.info, tokenizer: { name: tokenizer.name, exact } }), effective);
   analysis.budget = budget;
   if (cfgDoc) {
     findings.push(...budgetFindings(budget, cfgDoc, model.info));
@@ -632,7 +633,7 @@ export function analyzeConfig(host: FileHost, path: string, options: AnalyzeOpti
   const exact = tokenizer.exact && (model.info ? model.info.exact || !!config?.tokenizer : true) && !(model.name && !model.info);
   let budget: BudgetReport | undefined;
   if (config) {
-    budget = computeBudget(config, { model: model.info, tokenizer: { name: tokenizer.name, exact } });
+    budget = withRemainder(computeBudget(config, { model: model.info, tokenizer: { name: tokenizer.name, exact } }), config);
     findings.push(...budgetFindings(budget, doc, model.info));
   }
   const templatesBound = templatesUsing(host, path);

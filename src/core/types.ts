@@ -233,15 +233,107 @@ export interface BudgetReport {
   overBy: number;
   /** Capacity left for the margin: window - input - output (or input limit - input). */
   marginLeft: number;
+  /** History slots with a policy: what the equation leaves for them (seed 000's 16,000-token example). */
+  remainder?: RemainderReport[];
 }
 
 export type OmitReason =
   | `filtered:${string}`
   | `duplicate-of:${string}`
+  | `near-duplicate-of:${string}`
+  | `superseded-by:${string}`
+  | `summarised-by:${string}`
+  | `policy:${string}`
+  | 'summary-redundant'
+  | 'not-relevant'
+  | 'max-per-source'
   | 'over-slot-budget'
   | 'stop-policy'
   | 'max-items'
   | 'trimmed-for-request';
+
+/**
+ * The weighted parts of an item's score (each weight times its factor; contradiction is
+ * negative). Selection scores have the first six; history turns ranked for retrieval have the one
+ * their score is: `relevance` as written, or `lexical_overlap` with the question.
+ */
+export interface ScoreBreakdown {
+  relevance?: number;
+  authority?: number;
+  version_match?: number;
+  recency?: number;
+  novelty?: number;
+  contradiction?: number;
+  lexical_overlap?: number;
+}
+
+/** One contradiction found among a slot's candidates, and how it was resolved. */
+export interface TraceConflict {
+  slot: string;
+  /** claim: same `topic`, different `claim`; version: versions of one source that disagree; supersession: a declared link. */
+  kind: 'claim' | 'version' | 'supersession';
+  topic?: string;
+  items: string[];
+  /** The claims (kind claim) or versions (kind version) of `items`, in the same order. */
+  values?: string[];
+  /** superseded: one item is omitted as superseded-by:<kept>; labelled: both stay, each with a conflict note. */
+  resolution: 'superseded' | 'labelled';
+  kept?: string;
+  superseded?: string;
+  /** What justified the supersession: a `supersedes` / `superseded_by` link, or the validity interval at `now`. */
+  basis?: 'supersedes' | 'superseded_by' | 'valid_from' | 'valid_to';
+  /** Items of the conflict that are in the request. */
+  retained: string[];
+}
+
+/** How a history slot's policy spent its budget (seed 000, 3.2 and 3.4). */
+export interface TraceHistory {
+  slot: string;
+  policy: 'window' | 'summary' | 'retrieval' | 'hybrid';
+  budget: number;
+  /** What the budget equation leaves for this slot (seed 000: 16,000 - 10,000 fixed = 6,000). */
+  remainder?: { capacity: number; fixed: number; available: number };
+  /** Each part with its share of the budget, the tokens it used (overhead included) and the items it kept. */
+  recent?: { budget: number; used: number; kept: number };
+  summary?: { budget: number; used: number; kept: number };
+  retrieved?: { budget: number; used: number; kept: number };
+  /** Budget left after the recent turns (seed 000: 6,000 - 4,500 = 1,500 for summaries). */
+  left_after_recent?: number;
+}
+
+/** A tool definition of the request: offered, or withheld as invalid or not allowed. */
+export interface TraceTool {
+  slot: string;
+  name: string;
+  status: 'offered' | 'invalid' | 'not-allowed';
+}
+
+/** A function definition as the provider's `tools` parameter takes it (src/core/export.ts). */
+export interface ToolDefinitionInfo {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments (an object schema; `{ type: 'object', properties: {} }` when none is declared). */
+  parameters: Record<string, unknown>;
+  strict?: boolean;
+}
+
+/**
+ * What the budget equation leaves for a history slot with a policy (seed 000, 3.4): the capacity,
+ * every other slot's budget, the output reserve and the margin fixed, and the rest available.
+ */
+export interface RemainderReport {
+  slot: string;
+  capacity: number;
+  /** What is fixed before the slot: other slots' budgets, the output reserve (shared window) and the margin. */
+  fixed: number;
+  fixedParts: Array<{ name: string; tokens: number }>;
+  /** capacity - fixed: at most this much for the slot's recent turns and summaries. */
+  available: number;
+  /** The slot's budget: its own `budget`, else `available`. */
+  budget: number;
+  /** Shares of the budget by part, in tokens, under summary and hybrid policies. */
+  shares?: { recent?: number; summary?: number; retrieved?: number };
+}
 
 export interface TraceItem {
   slot: string;
@@ -256,6 +348,15 @@ export interface TraceItem {
   source?: string;
   /** Other sources merged into this item by deduplication. */
   merged?: string[];
+  /** A summary's lineage: the ids of the items it summarises. */
+  summary_of?: string[];
+  /** Items it contradicts (labelled conflicts), as its envelope's conflict note names them. */
+  conflicts_with?: string[];
+  /** Why it is kept: required, high_relevance, exact_version, version_match, official_source, high_authority, covers:<subtopic>, recent, summary, retrieved. */
+  reasons?: string[];
+  score_breakdown?: ScoreBreakdown;
+  /** Marginal value per token when it was selected (`select: value-per-token`). */
+  value_per_token?: number;
 }
 
 export interface OmittedItem {
@@ -297,9 +398,22 @@ export interface Trace {
   slots: SlotTrace[];
   retained: TraceItem[];
   omitted: OmittedItem[];
-  citation_map: Record<string, { source?: string; sha256: string; sources?: string[] }>;
+  /**
+   * Labelled items by id. A summary also carries its lineage (`summary_of`) and `resolves_to`,
+   * the original items it stands for (through summaries of summaries), so a citation of the
+   * summary resolves to them.
+   */
+  citation_map: Record<string, { source?: string; sha256: string; sources?: string[]; summary_of?: string[]; resolves_to?: Array<{ id: string; source?: string; sha256: string }> }>;
   /** Every sequence of untrusted text neutralised so it cannot forge an envelope, a wrapper or a role marker. */
   neutralised?: Array<{ slot: string; id?: string; offset: number; kind: 'closing-delimiter' | 'opening-delimiter' | 'role-marker'; sequence: string; field?: boolean }>;
+  /** History slots with a policy: what each part of the policy used. */
+  history?: TraceHistory[];
+  /** Contradictions among candidates and how each was resolved. */
+  conflicts?: TraceConflict[];
+  /** Required subtopics of slots with `requires`, and the retained items that cover each. */
+  coverage?: Array<{ slot: string; subtopic: string; covered_by: string[] }>;
+  /** Tool definitions of the request's tool slots. */
+  tools?: TraceTool[];
   cache_key: string;
   /**
    * What the request costs at the price table's (or the config's `prices:`) price of its model
@@ -338,6 +452,8 @@ export interface AssemblyResult {
   trace: Trace;
   budget: BudgetReport;
   findings: Finding[];
+  /** Valid, allowed tool definitions of the request's tool slots, for the provider's `tools` parameter. */
+  tools?: ToolDefinitionInfo[];
 }
 
 // ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ describe('hard filters', () => {
   ];
 
   it('rejects by tenant, version, expiry and source type, naming the filter', () => {
-    const r = applyFilters(items, { tenant: 'acme', version: '4.2', expired: true, now: '2026-08-05T00:00:00Z', source_types: ['official_documentation', 'forum'], exclude_source_types: ['forum'] }, undefined);
+    const r = applyFilters(items, { tenant: 'acme', tenant_missing: 'keep', version: '4.2', expired: true, now: '2026-08-05T00:00:00Z', source_types: ['official_documentation', 'forum'], exclude_source_types: ['forum'] }, undefined);
     expect(r.kept.map((i) => i.id)).toEqual(['ev_0', 'ev_6', 'ev_7']);
     expect(r.omitted.map((o) => [o.item.id, o.reason])).toEqual([
       ['ev_1', 'filtered:tenant'],

@@ -7,14 +7,18 @@
  *             Version: 4.2                        </evidence>
  *             Authority: Official documentation (0.95)
  *             Source: sdk-docs/retries
+ *             Conflicts with: ev_0201 (version 3.9)
  *             Content:
  *             ...content...
  *             [/EVIDENCE]
  *
- * Lines whose metadata is absent are left out. Metadata is data too: in an untrusted slot it is
- * flattened to one line and escaped like the content, so a title cannot close the envelope.
+ * Lines whose metadata is absent are left out. The conflict note names the items an unresolved
+ * contradiction opposes it to (stages/conflicts.ts), so the model is told of the disagreement
+ * instead of having to find it in an unrelated block (seed 002: "label contradictions"). Metadata is
+ * data too: in an untrusted slot it is flattened to one line and escaped like the content, so a
+ * title cannot close the envelope.
  */
-import type { WorkItem } from './item';
+import type { ConflictNote, WorkItem } from './item';
 import { escapeUntrusted } from './escape';
 
 export type EnvelopeKind = 'bracket' | 'xml';
@@ -54,6 +58,22 @@ export function authorityLine(item: WorkItem): string | undefined {
   return type ?? num;
 }
 
+/**
+ * The conflict note's text: `ev_0201 (version 3.9), ev_0255 (customer comment)`. Each item is
+ * named with what tells it apart: its version when that differs from the item's own, else its
+ * source type.
+ */
+export function conflictNote(notes: readonly ConflictNote[], ownVersion?: string): string {
+  const shown = notes
+    .slice(0, MAX_NOTED)
+    .map((n) => (n.version !== undefined && n.version !== ownVersion ? `${n.id} (version ${n.version})` : n.source_type !== undefined ? `${n.id} (${humanize(n.source_type).toLowerCase()})` : n.id))
+    .join(', ');
+  return notes.length > MAX_NOTED ? `${shown} and ${notes.length - MAX_NOTED} more` : shown;
+}
+
+/** Items a conflict note names before it says "and N more". */
+export const MAX_NOTED = 5;
+
 /** Sources of the item, its own first, then those merged into it. */
 export function sourcesOf(item: WorkItem): string[] {
   return [...(item.source !== undefined ? [item.source] : []), ...item.merged];
@@ -73,6 +93,7 @@ export function envelopeFor(item: WorkItem, opts: EnvelopeOptions): Envelope {
     if (item.version !== undefined) attrs.push(`version="${xmlAttr(clean(item.version))}"`);
     const auth = authorityLine(item);
     if (auth !== undefined) attrs.push(`authority="${xmlAttr(clean(auth))}"`);
+    if (item.conflicts?.length) attrs.push(`conflicts="${xmlAttr(clean(conflictNote(item.conflicts, item.version)))}"`);
     return { open: `<${tag} ${attrs.join(' ')}>\n`, close: `\n</${tag}>` };
   }
   const lines = [`[${opts.label} ${clean(item.id)}]`];
@@ -81,6 +102,7 @@ export function envelopeFor(item: WorkItem, opts: EnvelopeOptions): Envelope {
   const auth = authorityLine(item);
   if (auth !== undefined) lines.push(`Authority: ${clean(auth)}`);
   if (sources.length) lines.push(`Source: ${clean(sources.join('; '))}`);
+  if (item.conflicts?.length) lines.push(`Conflicts with: ${clean(conflictNote(item.conflicts, item.version))}`);
   lines.push('Content:');
   return { open: lines.join('\n') + '\n', close: `\n[/${opts.label}]` };
 }

@@ -1,8 +1,11 @@
 /**
  * Hard filters (seed 002, "Normalize and filter"): deterministic gates applied before anything is
- * counted or scored. An item fails a filter only when it carries the metadata the filter reads;
- * items without a tenant, version, expiry or source type pass, because a filter cannot judge what
- * is not stated. Each rejection names the config key that caused it: `filtered:<key>`.
+ * counted or scored. An item fails a version, expiry or source-type filter only when it carries the
+ * metadata the filter reads: a filter cannot judge what is not stated. Tenant isolation is the
+ * exception (seed 002: "never rely on ranking to prevent cross-tenant leakage"): under a `tenant`
+ * filter an item that states no tenant is excluded too (`filtered:tenant-missing`), unless
+ * `tenant_missing: keep`; the caller exempts conversation history, the requester's own turns.
+ * Each rejection names the config key that caused it: `filtered:<key>`.
  */
 import type { Filters } from '../config/schema';
 import type { Omission, WorkItem } from './item';
@@ -39,8 +42,13 @@ export interface FilterResult {
   omitted: Omission[];
 }
 
+export interface FilterOptions {
+  /** Items without a tenant under a tenant filter: excluded (default, or `filters.tenant_missing`) or kept. */
+  tenantMissing?: 'exclude' | 'keep';
+}
+
 /** Applies tenant, version, expiry and source-type filters in that order; the first failing one is the reason. */
-export function applyFilters(items: readonly WorkItem[], filters: Filters | undefined, now: string | undefined): FilterResult {
+export function applyFilters(items: readonly WorkItem[], filters: Filters | undefined, now: string | undefined, opts: FilterOptions = {}): FilterResult {
   if (!filters) return { kept: [...items], omitted: [] };
   const nowMs = timeOf(filters.now ?? now);
   const allowed = filters.source_types ? new Set(filters.source_types) : undefined;
@@ -48,16 +56,21 @@ export function applyFilters(items: readonly WorkItem[], filters: Filters | unde
   const kept: WorkItem[] = [];
   const omitted: Omission[] = [];
   const matches = filters.version !== undefined ? versionMatcher(filters.version) : undefined;
+  const dropUntenanted = (opts.tenantMissing ?? filters.tenant_missing ?? 'exclude') === 'exclude';
   for (const item of items) {
-    const reason = rejection(item, filters, nowMs, matches, allowed, excluded);
+    const reason = rejection(item, filters, nowMs, dropUntenanted, matches, allowed, excluded);
     if (reason) omitted.push({ item, reason: `filtered:${reason}` });
     else kept.push(item);
   }
   return { kept, omitted };
 }
 
-function rejection(item: WorkItem, f: Filters, nowMs: number | undefined, matches?: (v: string) => boolean, allowed?: Set<string>, excluded?: Set<string>): string | undefined {
-  if (f.tenant !== undefined && item.tenant !== undefined && item.tenant !== f.tenant) return 'tenant';
+function rejection(item: WorkItem, f: Filters, nowMs: number | undefined, dropUntenanted: boolean, matches?: (v: string) => boolean, allowed?: Set<string>, excluded?: Set<string>): string | undefined {
+  if (f.tenant !== undefined) {
+    if (item.tenant === undefined) {
+      if (dropUntenanted) return 'tenant-missing';
+    } else if (item.tenant !== f.tenant) return 'tenant';
+  }
   if (matches && item.version !== undefined && !matches(item.version)) return 'version';
   // Without a reference time, expiry is not checked: reading the clock would make traces irreproducible.
   if (f.expired !== false && nowMs !== undefined) {

@@ -3,7 +3,7 @@
  * text value) with its slot, stable id, token count and content hash. Stages never mutate the
  * fixture; they build and filter arrays of these.
  */
-import type { FixtureItem, OmitReason, Span } from '../types';
+import type { FixtureItem, OmitReason, ScoreBreakdown, Span } from '../types';
 import { sha256 } from './sha256';
 import type { Fingerprint } from './fingerprint';
 import { fingerprint } from './fingerprint';
@@ -30,6 +30,15 @@ export interface WorkItem extends ItemMetadata {
   /** Ids of items merged into this one. */
   mergedIds: string[];
   score?: number;
+  /** The score's weighted parts (score.ts), and the score without novelty (for marginal value per token). */
+  breakdown?: ScoreBreakdown;
+  base?: number;
+  /** Contradiction risk computed from its unresolved conflicts (stages/conflicts.ts). */
+  risk?: number;
+  /** Items it contradicts, for the envelope's conflict note; the shared empty list until a conflict is found. */
+  conflicts?: readonly ConflictNote[];
+  /** Time key for chronological order when it differs from `at` (a summary sits where its turns were). */
+  sortAt?: number;
   /** Where the item is in the fixture file (the value span of a text slot). */
   span: Span;
   textSpan: Span;
@@ -40,6 +49,13 @@ export interface WorkItem extends ItemMetadata {
 export interface Omission {
   item: WorkItem;
   reason: OmitReason;
+}
+
+/** One item a labelled conflict names in the envelope: `Conflicts with: ev_0201 (version 3.9)`. */
+export interface ConflictNote {
+  id: string;
+  version?: string;
+  source_type?: string;
 }
 
 /** Generated ids are `<slot>_<n>` with n 1-based; a clash with a written id gets a `~k` suffix. */
@@ -77,6 +93,11 @@ export function fromFixtureItem(slot: string, item: FixtureItem, text: string, i
     merged: NONE,
     mergedIds: NONE,
     score: undefined,
+    breakdown: undefined,
+    base: undefined,
+    risk: undefined,
+    conflicts: NONE as unknown as ConflictNote[],
+    sortAt: undefined,
     span: item.span,
     textSpan: item.textSpan,
     file: item.file,
@@ -105,4 +126,21 @@ export function itemSha(item: WorkItem): string {
 export function fingerprintOf(item: WorkItem): Fingerprint {
   if (item.fp === undefined) item.fp = fingerprint(item.text);
   return item.fp;
+}
+
+/** A metadata value as a string (strings and numbers), else undefined. */
+export function metaString(item: WorkItem, key: string): string | undefined {
+  const v = item.meta[key];
+  if (typeof v === 'string') return v.trim() === '' ? undefined : v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return undefined;
+}
+
+/** A metadata value as a list of strings: a list of strings and numbers, or one such value. */
+export function metaList(item: WorkItem, key: string): string[] {
+  const v = item.meta[key];
+  const one = (x: unknown): string | undefined => (typeof x === 'string' && x.trim() !== '' ? x : typeof x === 'number' && Number.isFinite(x) ? String(x) : undefined);
+  if (Array.isArray(v)) return v.map(one).filter((x): x is string => x !== undefined);
+  const s = one(v);
+  return s === undefined ? [] : [s];
 }

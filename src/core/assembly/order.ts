@@ -5,7 +5,8 @@
  *   rank 4 second to last, ...), against lost-in-the-middle behaviour;
  * - `chronological`: by time (`at`, else `published_at`), then fixture index.
  * History slots always render chronologically: a conversation read out of order is a different
- * conversation.
+ * conversation. A history summary sits where the turns it summarises were (its `sortAt`, set by
+ * stages/history.ts), not at the time it was written.
  */
 import type { OrderPolicy } from '../types';
 import type { WorkItem } from './item';
@@ -28,7 +29,7 @@ export function chronological(items: readonly WorkItem[]): WorkItem[] {
   const key = new Map<WorkItem, number>();
   let last = Number.NEGATIVE_INFINITY;
   for (const item of byIndex) {
-    const t = timeOf(item.at ?? item.published_at);
+    const t = item.sortAt ?? timeOf(item.at ?? item.published_at);
     if (t !== undefined) last = t;
     key.set(item, last);
   }

@@ -20,7 +20,12 @@
  *   in that ranking, so a bounded window finds them while keeping the stage linear. Overlap is
  *   measured on bottom-k word-hash sketches (fingerprint.ts): exact while the two texts have at
  *   most 32 distinct words between them, an estimate beyond.
- * - contradiction_risk: `contradiction_risk` from the item's extra metadata (absent = 0).
+ * - contradiction_risk: computed from the item's unresolved conflicts (stages/conflicts.ts: 1 when
+ *   an item at least as authoritative contradicts it, 0.5 when only less authoritative ones do), or
+ *   `contradiction_risk` from its extra metadata, whichever is higher (absent = 0).
+ *
+ * Each scored item also gets its score's weighted parts (`breakdown`, the trace's score_breakdown)
+ * and its score without novelty (`base`), which value-per-token selection reuses.
  */
 import type { ScoringWeights } from '../config/schema';
 import type { WorkItem } from './item';
@@ -35,7 +40,7 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
   version_match: 0.15,
   recency: 0.1,
   novelty: 0.1,
-  contradiction_penalty: 0,
+  contradiction_penalty: 0.1,
 };
 
 export const NOVELTY_WINDOW = 8;
@@ -84,8 +89,17 @@ export function rankItems(items: readonly WorkItem[], opts: ScoreOptions = {}): 
     let rec = 0;
     const pub = published[i];
     if (!Number.isNaN(pub) && refMs !== undefined) rec = Math.pow(0.5, Math.max(0, refMs - pub) / DAY_MS / HALF_LIFE_DAYS);
-    const risk = typeof item.meta.contradiction_risk === 'number' ? clamp01(item.meta.contradiction_risk) : 0;
+    const risk = Math.max(item.risk ?? 0, typeof item.meta.contradiction_risk === 'number' ? clamp01(item.meta.contradiction_risk) : 0);
     base[i] = w.relevance * rel + w.authority * auth + w.version_match * vm + w.recency * rec - w.contradiction_penalty * risk;
+    item.base = base[i];
+    item.breakdown = {
+      relevance: round4(w.relevance * rel),
+      authority: round4(w.authority * auth),
+      version_match: round4(w.version_match * vm),
+      recency: round4(w.recency * rec),
+      novelty: 0,
+      contradiction: round4(-w.contradiction_penalty * risk),
+    };
   }
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => base[b] - base[a] || a - b);
   const score = new Float64Array(n);
@@ -99,6 +113,7 @@ export function rankItems(items: readonly WorkItem[], opts: ScoreOptions = {}): 
     }
     score[i] = round4(base[i] + w.novelty * (1 - maxOverlap));
     item.score = score[i];
+    item.breakdown!.novelty = round4(w.novelty * (1 - maxOverlap));
   }
   return order.sort((a, b) => score[b] - score[a] || a - b).map((i) => byIndex[i]);
 }

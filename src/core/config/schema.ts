@@ -18,6 +18,20 @@ const percent = z
 /** Tokens, or "N%" of the input budget. */
 export const AmountSchema = z.union([z.number().int().nonnegative(), percent]);
 
+/** Tokens, or "N%" of the slot's own budget: the shares of a history slot's policy. */
+export const ShareSchema = z.union([
+  z.number().int().nonnegative(),
+  z.string().regex(/^\d+(\.\d+)?%$/, 'expected a percentage such as "60%"').describe("A percentage of the slot's budget, e.g. \"60%\"."),
+]);
+
+/** A duration: `90s`, `15m`, `1h`, `2d`, or ISO 8601 such as `PT1H`, `P1DT12H`. */
+export const DurationSchema = z
+  .string()
+  .regex(/^(?:\d+(?:\.\d+)?(?:s|m|h|d)|P(?=\d|T\d)(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?)$/, 'expected a duration such as "1h", "30m", "2d" or "PT1H"')
+  .describe('A duration: 90s, 15m, 1h, 2d, or ISO 8601 such as PT1H.');
+
+export const HistoryPolicySchema = z.enum(['window', 'summary', 'retrieval', 'hybrid']);
+
 export const SlotKindSchema = z.enum(['policy', 'history', 'evidence', 'memory', 'tool', 'user', 'examples', 'schema', 'other']);
 export const TrustSchema = z.enum(['trusted', 'untrusted']);
 export const SeveritySettingSchema = z.enum(['off', 'error', 'warning', 'info', 'hint']);
@@ -41,6 +55,17 @@ export const SlotConfigSchema = z
     order: z.enum(['rank', 'edges', 'chronological']).default('rank').describe('rank: best first; edges: best at both ends; chronological: by time.'),
     max_items: z.number().int().positive().optional().describe('Keep at most this many items.'),
     role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']).optional().describe('Role the slot is expected to land in (informational).'),
+    policy: HistoryPolicySchema.optional().describe('History slots: window (the newest turns that fit), summary (older turns replaced by summaries, items with summary_of), retrieval (turns ranked by relevance to the question), hybrid (recent turns + summaries + retrieved turns, each with its share).'),
+    shares: z
+      .object({ recent: ShareSchema.optional(), summary: ShareSchema.optional(), retrieved: ShareSchema.optional() })
+      .strict()
+      .optional()
+      .describe('Shares of a history slot\'s budget under summary and hybrid policies (tokens or "N%" of the slot budget); unused tokens pass on from recent to summary to retrieved.'),
+    select: z.enum(['rank', 'value-per-token']).optional().describe('rank: best score first (default); value-per-token: greedy by marginal value per token.'),
+    requires: z.array(z.string().min(1)).optional().describe('Subtopics the slot must cover: at least one kept item per subtopic (items declare covers: [subtopic]).'),
+    max_per_source: z.number().int().positive().optional().describe('Keep at most this many items of one source (diversity).'),
+    tool: z.enum(['definitions', 'results']).optional().describe('A tool slot holds function definitions or tool results (default: read from its content).'),
+    max_age: DurationSchema.optional().describe('Tool results older than this at `now` are reported (tool-result-stale).'),
   })
   .strict();
 
@@ -59,19 +84,45 @@ export const ScoringSchema = z
     version_match: z.number().default(0.15),
     recency: z.number().default(0.1),
     novelty: z.number().default(0.1),
-    contradiction_penalty: z.number().default(0),
+    contradiction_penalty: z.number().default(0.1),
   })
   .strict()
-  .describe('Weights of the selection score (seed: 0.45 relevance + 0.20 authority + 0.15 version match + 0.10 recency + 0.10 novelty).');
+  .describe('Weights of the selection score (seed: 0.45 relevance + 0.20 authority + 0.15 version match + 0.10 recency + 0.10 novelty - contradiction penalty x risk).');
 
 export const FiltersSchema = z
   .object({
     version: z.string().optional().describe('Keep only items whose version matches (items without a version pass).'),
     tenant: z.string().optional().describe('Keep only items of this tenant (items of another tenant are rejected).'),
+    tenant_missing: z.enum(['exclude', 'keep']).optional().describe('Under a tenant filter, items without a tenant are excluded (default) or kept; history turns are never filtered by tenant.'),
     expired: z.boolean().default(true).describe('Reject items whose expires_at is before `now`.'),
     now: z.string().optional().describe('Reference time for expiry and recency (ISO 8601); fixed so results are reproducible.'),
     source_types: z.array(z.string()).optional().describe('Allowed source_type values; others are rejected.'),
     exclude_source_types: z.array(z.string()).optional().describe('Rejected source_type values.'),
+  })
+  .strict();
+
+export const DedupSchema = z
+  .object({
+    near: z.number().min(0).max(1).optional().describe('Merge near-duplicates of the same version: Jaccard similarity of word shingles at or above this, e.g. 0.8.'),
+    shingle: z.number().int().min(1).max(16).optional().describe('Words per shingle for near-duplicates (default 5).'),
+  })
+  .strict()
+  .describe('Deduplication beyond normalized text.');
+
+export const ToolAllowSchema = z.union([
+  z.string().min(1),
+  z
+    .object({
+      name: z.string().min(1),
+      arguments: z.record(z.string(), z.record(z.string(), z.unknown())).optional().describe('Allowed format of each argument (JSON Schema keywords the definition must declare, such as pattern, enum, maximum).'),
+    })
+    .strict(),
+]);
+
+export const ToolsSchema = z
+  .object({
+    allow: z.array(ToolAllowSchema).optional().describe('Tools this request may offer, by name, with their allowed argument formats; any other tool is reported (tool-not-allowed).'),
+    max_age: DurationSchema.optional().describe('Default max_age of tool results.'),
   })
   .strict();
 
@@ -125,6 +176,8 @@ export const ContextConfigSchema = z
       )
       .default([])
       .describe('Globs (relative to this file) of fixture files for templates using this config.'),
+    dedup: DedupSchema.optional(),
+    tools: ToolsSchema.optional(),
     rules: z.record(z.string(), SeveritySettingSchema).default({}).describe('Per-rule severity overrides, e.g. { injection-phrase: off }.'),
     models: z.record(z.string(), ModelEntrySchema).default({}).describe('Extra or overriding model registry entries.'),
     prices: z.record(z.string(), PriceEntrySchema).optional().describe('Price overrides per model (USD per million tokens); the built-in table is dated, see src/core/cost.ts.'),
@@ -139,6 +192,8 @@ export type Filters = z.infer<typeof FiltersSchema>;
 export type ModelEntry = z.infer<typeof ModelEntrySchema>;
 export type PriceEntry = z.infer<typeof PriceEntrySchema>;
 export type SeveritySetting = z.infer<typeof SeveritySettingSchema>;
+export type HistoryPolicy = z.infer<typeof HistoryPolicySchema>;
+export type ToolAllow = z.infer<typeof ToolAllowSchema>;
 
 /** JSON Schema for editors (draft 2020-12 via zod), with input types so defaults stay optional. */
 export function contextConfigJsonSchema(): Record<string, unknown> {

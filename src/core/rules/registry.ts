@@ -51,6 +51,12 @@ export const RULES: readonly RuleInfo[] = [
   { id: 'injection-phrase', severity: 'warning', category: 'assembly', description: 'Untrusted content contains instruction-like text (heuristic).', heuristic: true },
   { id: 'citation-missing', severity: 'warning', category: 'assembly', description: 'Evidence items without an id or source cannot be cited.' },
   { id: 'lost-in-the-middle', severity: 'info', category: 'assembly', description: 'A high-ranked item lands in the middle third of a long slot because of `rank` order.' },
+  { id: 'commitment-dropped', severity: 'error', category: 'assembly', description: 'Trimming removes a history turn that made a commitment no commitment record keeps, or drops a commitment record.' },
+  { id: 'contradiction-unlabelled', severity: 'warning', category: 'assembly', description: 'Items that contradict each other are rendered without the conflict note that says so.' },
+  { id: 'coverage-missing', severity: 'warning', category: 'assembly', description: 'A subtopic the slot requires has no item in the request.' },
+  { id: 'tool-schema-invalid', severity: 'error', category: 'assembly', description: 'A tool definition is malformed or its parameters are not valid JSON Schema.' },
+  { id: 'tool-not-allowed', severity: 'error', category: 'trust', description: "The template or fixture offers a tool, or an argument format, outside the config's tool allowlist." },
+  { id: 'tool-result-stale', severity: 'info', category: 'assembly', description: 'A tool result is older than its max_age at the reference time.' },
   { id: 'cache-prefix-unstable', severity: 'info', category: 'slots', description: 'A slot that changes per request (history, evidence, user, tool results) is rendered before a stable one (policy, tool definitions, examples), so the stable text is never in the cached prefix.' },
 ];
 

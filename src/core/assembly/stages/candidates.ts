@@ -1,0 +1,137 @@
+/**
+ * The fixture-side stages of one slot, memoized:
+ *
+ *   load (load.ts) -> filter (filters.ts) -> dedup (dedup.ts) -> detect conflicts (conflicts.ts)
+ *   -> score (score.ts; history.ts for history turns)                        = SlotCandidates
+ *   -> budget (the slot's resolved budget, budget.ts) -> select (select.ts, history.ts) = Selection
+ *
+ * Both depend on the fixture value and the slot's settings only, not on the template text, so
+ * typing in a template does not re-count, filter, dedup, score or select a large fixture: entries
+ * are kept by tokenizer, fixture value (object identity: analyze.ts keeps the resolved fixture while
+ * its text and referenced files are unchanged) and a signature of every setting they read. The
+ * stages only set fields on the items they create (score, merged sources, conflict notes, cached
+ * hashes) while building an entry; selections never change items, and later steps copy the arrays
+ * before changing them, so sharing an entry between assemblies gives the same results.
+ */
+import type { Finding, FixtureDoc, FixtureValue, ConfigDoc, Tokenizer } from '../../types';
+import type { Omission, WorkItem } from '../item';
+import type { PipelineEnv } from './env';
+import type { SlotRun } from './load';
+import type { ConflictRecord } from './conflicts';
+import type { Selection } from './select';
+import { applyFilters } from '../filters';
+import { DEFAULT_SHINGLE, dedup, nearDedup } from '../dedup';
+import { rankItems, DEFAULT_WEIGHTS } from '../score';
+import { mostRecentFirst } from '../order';
+import { loadItems } from './load';
+import { detectConflicts } from './conflicts';
+import { prepareHistory, selectHistory } from './history';
+import { selectItems } from './select';
+
+/** What load .. score produce for one slot. */
+export interface SlotCandidates {
+  total: number;
+  /** [fixture index, text] of items read from `{ file: ... }` references (hashed into the cache key). */
+  files: Array<[number, string]>;
+  /** Filter, dedup and supersession omissions, in stage order. */
+  omitted: Omission[];
+  /** Candidates after filters, dedup and supersession, in fixture order (what content findings look at). */
+  candidates: WorkItem[];
+  ranked: WorkItem[];
+  conflicts: ConflictRecord[];
+  /** Content findings, and the fixture and config document they were located against. */
+  findings: Finding[];
+  findingsFor?: FixtureDoc;
+  findingsConfig?: ConfigDoc;
+  /** Selections of these candidates, by budget settings. */
+  selections: Map<string, Selection>;
+}
+
+const stageMemo = new WeakMap<Tokenizer, WeakMap<FixtureValue, Map<string, SlotCandidates>>>();
+/** Signatures kept per fixture value, and selections per entry (different slot settings tried in a session). */
+const STAGE_SIGNATURES = 16;
+
+function remember<T>(map: Map<string, T>, sig: string, make: () => T): T {
+  let v = map.get(sig);
+  if (v === undefined) {
+    v = make();
+    if (map.size >= STAGE_SIGNATURES) map.delete(map.keys().next().value as string);
+    map.set(sig, v);
+  }
+  return v;
+}
+
+/** The user slot's text: what retrieval ranks history turns against. */
+export function questionText(env: PipelineEnv): string {
+  for (const [name, s] of Object.entries(env.config.slots ?? {})) {
+    if (s.kind !== 'user') continue;
+    const v = env.fixture?.slots[name];
+    if (v?.type === 'text') return v.text;
+    if (v?.type === 'items') return v.items.map((i) => i.text).join('\n');
+  }
+  return '';
+}
+
+/** Load .. score of a used slot with a list or text value (memoized). */
+export function slotCandidates(env: PipelineEnv, run: SlotRun, value: FixtureValue): SlotCandidates {
+  const { config, tokenizer, now } = env;
+  const { state, cfg } = run;
+  const question = run.policy === 'retrieval' || run.policy === 'hybrid' ? questionText(env) : null;
+  const sig = JSON.stringify([state.name, cfg ?? null, config.filters ?? null, config.scoring ?? null, config.dedup ?? null, now ?? null, state.kind, state.untrusted, state.label ?? null, state.escapeWith, question]);
+  let byValue = stageMemo.get(tokenizer);
+  if (!byValue) stageMemo.set(tokenizer, (byValue = new WeakMap()));
+  let bySig = byValue.get(value);
+  if (!bySig) byValue.set(value, (bySig = new Map()));
+  return remember(bySig, sig, () => {
+    const isList = value.type === 'items';
+    const history = state.kind === 'history';
+    // ---- load
+    const { items, files } = loadItems(state.name, value, tokenizer);
+    const omitted: Omission[] = [];
+    let candidates = items;
+    let conflicts: ConflictRecord[] = [];
+    if (isList) {
+      // ---- filter: hard gates (history turns are the requester's own: never filtered by tenant).
+      const f = applyFilters(candidates, config.filters, now, history ? { tenantMissing: 'keep' } : {});
+      omitted.push(...f.omitted);
+      candidates = f.kept;
+      // ---- dedup (history turns are never merged: "ok" twice is two turns), then conflicts.
+      if (!history) {
+        const d = dedup(candidates);
+        omitted.push(...d.omitted);
+        candidates = d.kept;
+        if (config.dedup?.near !== undefined) {
+          const n = nearDedup(candidates, config.dedup.near, config.dedup.shingle ?? DEFAULT_SHINGLE);
+          omitted.push(...n.omitted);
+          candidates = n.kept;
+        }
+        const c = detectConflicts(candidates, now);
+        omitted.push(...c.omitted);
+        candidates = c.kept;
+        conflicts = c.conflicts;
+      }
+    }
+    // ---- score: the selection score where metadata exists, fixture order otherwise; history most recent first.
+    let ranked: WorkItem[];
+    if (history) {
+      prepareHistory(candidates, run.policy, question ?? '');
+      ranked = mostRecentFirst(candidates);
+    } else ranked = rankItems(candidates, { weights: config.scoring, version: config.filters?.version, now });
+    return { total: items.length, files, omitted, candidates, ranked, conflicts, findings: [], selections: new Map() };
+  });
+}
+
+/** Budget .. select of a slot's candidates (memoized per candidates entry and budget settings). */
+export function slotSelection(env: PipelineEnv, run: SlotRun, cands: SlotCandidates): Selection {
+  const novelty = env.config.scoring?.novelty ?? DEFAULT_WEIGHTS.novelty;
+  const sig = JSON.stringify([run.overhead, run.budget ?? null, run.required, novelty]);
+  return remember(cands.selections, sig, () => {
+    const cost = cands.ranked.reduce((s, i) => s + i.tokens + run.overhead, 0);
+    if (run.required) return { cost, coverFor: new Map(), valuePerToken: new Map() };
+    if (run.state.kind === 'history') {
+      const h = selectHistory(cands.ranked, run.cfg, run.policy, run.budget, run.overhead);
+      return { cost, picked: h.picked, history: h.plan, coverFor: new Map(), valuePerToken: new Map() };
+    }
+    return { cost, ...selectItems(cands.ranked, { budget: run.budget, overhead: run.overhead, cfg: run.cfg, novelty }) };
+  });
+}

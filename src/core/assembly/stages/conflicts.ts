@@ -1,0 +1,184 @@
+/**
+ * Stage 4, detect conflicts (seed 002, "Contradictory context"): among a slot's candidates after
+ * dedup, group the evidence by the claim it supports, find the items that disagree, resolve what
+ * the metadata justifies, and label the rest.
+ *
+ * - Declared supersession: `supersedes: <id or ids>` on the newer item, or `superseded_by: <id>` on
+ *   the older one. The older item is omitted as `superseded-by:<newer>` when the newer one is a
+ *   candidate. Links that contradict each other (each item superseding the other) are ignored.
+ * - Claims: items that declare the same `topic` with different `claim` values (compared after the
+ *   dedup normalization: case, punctuation and spacing do not make a disagreement). One conflict
+ *   per topic.
+ * - Versions of one source that disagree: the same `source`, different `version`s, different
+ *   normalized texts, unless both declare the same topic (their claims decide then). One conflict
+ *   per source.
+ *
+ * A disagreement is resolved automatically only by metadata: an item that is not valid at `now` by
+ * its `valid_from` / `valid_to`, while an item it disagrees with is, is superseded by the first
+ * such item. Without a reference time no validity is judged (the clock is never read). Every other
+ * disagreement is kept: the items stay candidates, each with a conflict note naming the items it
+ * disagrees with (envelope.ts prints it), and each gets a contradiction risk for the score: 1 when
+ * an item at least as authoritative disagrees with it, 0.5 when only less authoritative ones do.
+ * Contradictions are data to reason about, not noise to delete.
+ */
+import type { Omission, WorkItem } from '../item';
+import { metaList, metaString, timeOf } from '../item';
+import { normalizeForDedup } from '../normalize';
+
+/** Items compared per topic or source; more are rare and would make the comparisons quadratic. */
+export const MAX_GROUP = 64;
+
+export interface ConflictRecord {
+  kind: 'claim' | 'version' | 'supersession';
+  topic?: string;
+  /** The items, in fixture order: two for a supersession, every disagreeing item of the group otherwise. */
+  items: WorkItem[];
+  values?: string[];
+  resolution: 'superseded' | 'labelled';
+  kept?: WorkItem;
+  superseded?: WorkItem;
+  basis?: 'supersedes' | 'superseded_by' | 'valid_from' | 'valid_to';
+}
+
+export interface ConflictResult {
+  kept: WorkItem[];
+  omitted: Omission[];
+  conflicts: ConflictRecord[];
+}
+
+const normVersion = (v: string) => v.trim().replace(/^v/i, '');
+
+/** A group of candidates that may disagree, and how to tell two of its items apart. */
+interface Group {
+  kind: 'claim' | 'version';
+  topic?: string;
+  items: WorkItem[];
+  /** The value each item holds (claim or version), as written. */
+  value(it: WorkItem): string;
+  disagree(a: WorkItem, b: WorkItem): boolean;
+}
+
+export function detectConflicts(items: readonly WorkItem[], now: string | undefined): ConflictResult {
+  const conflicts: ConflictRecord[] = [];
+  const byId = new Map<string, WorkItem>();
+  for (const it of items) byId.set(it.id, it);
+  const inOrder = (a: WorkItem, b: WorkItem): WorkItem[] => (a.index <= b.index ? [a, b] : [b, a]);
+
+  // ---- Declared supersession.
+  const link = new Map<WorkItem, { by: WorkItem; basis: 'supersedes' | 'superseded_by' }>();
+  for (const a of items) {
+    for (const id of metaList(a, 'supersedes')) {
+      const b = byId.get(id);
+      if (b && b !== a && !link.has(b)) link.set(b, { by: a, basis: 'supersedes' });
+    }
+  }
+  for (const b of items) {
+    const id = metaString(b, 'superseded_by');
+    const a = id !== undefined ? byId.get(id) : undefined;
+    if (a && a !== b && !link.has(b)) link.set(b, { by: a, basis: 'superseded_by' });
+  }
+  for (const [b, { by }] of [...link]) {
+    if (link.get(by)?.by === b) {
+      link.delete(b);
+      link.delete(by);
+    }
+  }
+  const superseded = new Map<WorkItem, WorkItem>();
+  for (const b of items) {
+    const l = link.get(b);
+    if (!l) continue;
+    superseded.set(b, l.by);
+    conflicts.push({ kind: 'supersession', items: inOrder(l.by, b), resolution: 'superseded', kept: l.by, superseded: b, basis: l.basis });
+  }
+
+  // ---- Groups: claims by topic, versions by source.
+  const rest = items.filter((i) => !superseded.has(i));
+  const groups: Group[] = [];
+  const claimOf = new Map<WorkItem, string>();
+  const topicOf = new Map<WorkItem, string>();
+  const topics = new Map<string, WorkItem[]>();
+  for (const it of rest) {
+    const topic = metaString(it, 'topic');
+    const claim = metaString(it, 'claim');
+    if (topic === undefined || claim === undefined) continue;
+    const key = topic.trim().toLowerCase();
+    topicOf.set(it, key);
+    claimOf.set(it, normalizeForDedup(claim));
+    const list = topics.get(key);
+    if (!list) topics.set(key, [it]);
+    else if (list.length < MAX_GROUP) list.push(it);
+  }
+  for (const list of topics.values()) {
+    if (new Set(list.map((i) => claimOf.get(i))).size < 2) continue;
+    groups.push({ kind: 'claim', topic: metaString(list[0], 'topic'), items: list, value: (i) => metaString(i, 'claim')!, disagree: (a, b) => claimOf.get(a) !== claimOf.get(b) });
+  }
+  const sources = new Map<string, WorkItem[]>();
+  for (const it of rest) {
+    if (it.source === undefined || it.version === undefined) continue;
+    const list = sources.get(it.source);
+    if (!list) sources.set(it.source, [it]);
+    else if (list.length < MAX_GROUP) list.push(it);
+  }
+  const textOf = new Map<WorkItem, string>();
+  const norm = (i: WorkItem) => {
+    let t = textOf.get(i);
+    if (t === undefined) textOf.set(i, (t = normalizeForDedup(i.text)));
+    return t;
+  };
+  for (const list of sources.values()) {
+    if (new Set(list.map((i) => normVersion(i.version!))).size < 2) continue;
+    groups.push({
+      kind: 'version',
+      items: list,
+      value: (i) => i.version!,
+      disagree: (a, b) => normVersion(a.version!) !== normVersion(b.version!) && !(topicOf.has(a) && topicOf.get(a) === topicOf.get(b)) && norm(a) !== norm(b),
+    });
+  }
+
+  // ---- Resolve each group: validity at `now` first, then label what still disagrees.
+  const nowMs = timeOf(now);
+  const invalidBound = (it: WorkItem): 'valid_from' | 'valid_to' | undefined => {
+    if (nowMs === undefined) return undefined;
+    const from = timeOf(metaString(it, 'valid_from'));
+    const to = timeOf(metaString(it, 'valid_to'));
+    if (from !== undefined && from > nowMs) return 'valid_from';
+    if (to !== undefined && to < nowMs) return 'valid_to';
+    return undefined;
+  };
+  const partners = new Map<WorkItem, Set<WorkItem>>();
+  for (const g of groups) {
+    const live = g.items.filter((i) => !superseded.has(i));
+    for (const it of live) {
+      const bound = invalidBound(it);
+      if (bound === undefined) continue;
+      const by = live.find((o) => o !== it && !superseded.has(o) && invalidBound(o) === undefined && g.disagree(it, o));
+      if (!by) continue;
+      superseded.set(it, by);
+      conflicts.push({ kind: g.kind, ...(g.topic !== undefined ? { topic: g.topic } : {}), items: inOrder(it, by), values: inOrder(it, by).map(g.value), resolution: 'superseded', kept: by, superseded: it, basis: bound });
+    }
+    const left = live.filter((i) => !superseded.has(i));
+    const disagreeing = left.filter((a) => left.some((b) => b !== a && g.disagree(a, b)));
+    if (disagreeing.length < 2) continue;
+    conflicts.push({ kind: g.kind, ...(g.topic !== undefined ? { topic: g.topic } : {}), items: disagreeing, values: disagreeing.map(g.value), resolution: 'labelled' });
+    for (const a of disagreeing) {
+      let set = partners.get(a);
+      if (!set) partners.set(a, (set = new Set()));
+      for (const b of disagreeing) if (b !== a && g.disagree(a, b)) set.add(b);
+    }
+  }
+  for (const [item, set] of partners) {
+    const live = [...set].sort((x, y) => x.index - y.index);
+    item.conflicts = live.map((p) => ({ id: p.id, ...(p.version !== undefined ? { version: p.version } : {}), ...(p.source_type !== undefined ? { source_type: p.source_type } : {}) }));
+    const own = item.authority ?? 0;
+    item.risk = live.some((p) => (p.authority ?? 0) >= own) ? 1 : 0.5;
+  }
+
+  const kept: WorkItem[] = [];
+  const omitted: Omission[] = [];
+  for (const it of items) {
+    const by = superseded.get(it);
+    if (by) omitted.push({ item: it, reason: `superseded-by:${by.id}` });
+    else kept.push(it);
+  }
+  return { kept, omitted, conflicts };
+}

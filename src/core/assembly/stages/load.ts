@@ -1,0 +1,132 @@
+/**
+ * Stage 1, load: the slots of the request (every config slot, then slots the template uses
+ * without defining them), each with its render state and settings, and the work items of one
+ * fixture value (stable ids, token counts).
+ */
+import type { HistoryPolicy, SlotConfig } from '../../config/schema';
+import type { FixtureItem, FixtureValue, OrderPolicy, TemplateNode, Tokenizer } from '../../types';
+import type { WorkItem } from '../item';
+import type { SlotState } from '../render';
+import type { PipelineEnv } from './env';
+import type { SlotCandidates } from './candidates';
+import type { Selection } from './select';
+import { effectiveTrust } from '../../rules/templateRules';
+import { fromFixtureItem } from '../item';
+
+/** One slot as it runs through the pipeline. */
+export interface SlotRun {
+  state: SlotState;
+  /** Position among the slots (the last tie-breaker of the drop order). */
+  order: number;
+  cfg?: SlotConfig;
+  /** The template uses the slot. */
+  used: boolean;
+  required: boolean;
+  priority: number;
+  orderPolicy: OrderPolicy;
+  /** History slots: the policy as configured (undefined: the sliding window of earlier versions). */
+  policy?: HistoryPolicy;
+  /** Resolved budget (budget stage); undefined when the slot is not capped. */
+  budget?: number;
+  /** Per-item overhead: list slots and labelled slots pay the envelope. */
+  overhead: number;
+  value?: FixtureValue;
+  /** Items in the fixture value. */
+  total: number;
+  /** Filter .. score (memoized per fixture value). */
+  candidates?: SlotCandidates;
+  /** Budget .. select (memoized per candidates and budget). */
+  selection?: Selection;
+  /** Candidates after filters, dedup and supersession, in priority order (best first; most recent first for history). */
+  ranked: WorkItem[];
+  /** Kept by selection, in priority order. */
+  packed: WorkItem[];
+  packIndex: Map<WorkItem, number>;
+}
+
+export interface LoadedSlots {
+  runs: SlotRun[];
+  /** Slot names by the template's use (history markers included). */
+  used: Set<string>;
+}
+
+export function loadSlots(env: PipelineEnv): LoadedSlots {
+  const { template, config, fixture } = env;
+  const usedSlots = new Set<string>(template.uses.map((u) => u.slot));
+  for (const m of template.messages) collectHistory(m.nodes, usedSlots);
+  const names = [...Object.keys(config.slots ?? {})];
+  for (const s of usedSlots) if (!(s in (config.slots ?? {}))) names.push(s);
+
+  // Untrusted text must not forge the envelope of any slot, nor close any wrapper the template writes.
+  const escapeWith: string[] = [];
+  const addDelimiter = (d: string | undefined) => {
+    if (d && !escapeWith.some((e) => e.toLowerCase() === d.toLowerCase())) escapeWith.push(d);
+  };
+  for (const c of Object.values(config.slots ?? {})) addDelimiter(c?.label);
+  for (const u of template.uses) addDelimiter(u.delimiter);
+
+  const runs = names.map((name, order): SlotRun => {
+    const cfg = config.slots?.[name];
+    const value = fixture?.slots[name];
+    const state: SlotState = {
+      name,
+      config: cfg,
+      kind: cfg?.kind ?? 'other',
+      isText: value?.type === 'text',
+      untrusted: effectiveTrust(cfg) === 'untrusted',
+      label: cfg?.label,
+      envelope: cfg?.envelope ?? 'bracket',
+      escapeWith,
+    };
+    const isList = value?.type === 'items';
+    return {
+      state,
+      order,
+      cfg,
+      used: usedSlots.has(name),
+      required: cfg?.required ?? false,
+      priority: cfg?.priority ?? 0,
+      orderPolicy: cfg?.order ?? 'rank',
+      policy: state.kind === 'history' ? cfg?.policy : undefined,
+      overhead: isList || cfg?.label ? env.itemOverhead : 0,
+      value,
+      total: 0,
+      ranked: [],
+      packed: [],
+      packIndex: new Map(),
+    };
+  });
+  return { runs, used: usedSlots };
+}
+
+/** Work items of one fixture value: stable ids (`<slot>_<n>`, `~k` on a clash), token counts. */
+export function loadItems(name: string, value: FixtureValue, tokenizer: Tokenizer): { items: WorkItem[]; files: Array<[number, string]> } {
+  const raw: FixtureItem[] =
+    value.type === 'text'
+      ? [{ index: 0, text: value.text, meta: {}, span: value.span, textSpan: value.span, ...(value.file !== undefined ? { file: value.file } : {}) }]
+      : value.type === 'items'
+        ? value.items
+        : [];
+  const ids = new Set<string>();
+  const items: WorkItem[] = raw.map((it) => {
+    const written = typeof it.id === 'string' && it.id !== '' ? it.id : typeof it.id === 'number' ? String(it.id) : undefined;
+    let id = written ?? `${name}_${it.index + 1}`;
+    for (let k = 2; ids.has(id); k++) id = `${written ?? `${name}_${it.index + 1}`}~${k}`;
+    ids.add(id);
+    const text = typeof it.text === 'string' ? it.text : '';
+    return fromFixtureItem(name, it, text, id, written !== undefined, tokenizer.count(text));
+  });
+  // The fixture text already covers inline values and metadata; texts read from files are not in it.
+  const files = items.filter((w) => w.file !== undefined).map((w): [number, string] => [w.index, w.text]);
+  return { items, files };
+}
+
+function collectHistory(nodes: readonly TemplateNode[], out: Set<string>): void {
+  for (const n of nodes) {
+    if (n.type === 'history') out.add(n.slot);
+    else if (n.type === 'each' || n.type === 'if') {
+      collectHistory(n.body, out);
+      if (n.inverse) collectHistory(n.inverse, out);
+    }
+  }
+}

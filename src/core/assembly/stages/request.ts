@@ -1,0 +1,146 @@
+/**
+ * Stages 8 to 10, fit -> order -> render (seed 000, `build_request`): serialize the request, count
+ * it with the endpoint's accounting, and while it is over the input budget drop the lowest-priority
+ * optional item and recount. The drop order is fixed up front (slot priority, then item score — for
+ * history, position: the oldest kept turn goes first — then position in the slot, then slot order),
+ * so fit.ts finds the shortest prefix of it whose removal makes the request fit. Every probe orders
+ * each slot's kept items (order.ts) and renders the part texts through the template's own engine
+ * (render.ts), counted without joining them (countParts.ts); only the chosen prefix is rendered
+ * into messages.
+ */
+import type { Finding, RenderedMessage, TemplateDoc } from '../../types';
+import type { WorkItem } from '../item';
+import type { RenderIssue, Rendered } from '../render';
+import type { PipelineEnv } from './env';
+import type { SlotRun } from './load';
+import type { DecisionLog } from './log';
+import { finding } from '../../rules/registry';
+import { formatTokens as fmt } from '../../budget';
+import { countJoined } from '../countParts';
+import { configRelated, listIds, lostInTheMiddle, slotLocation } from '../findings';
+import { fitPrefix } from '../fit';
+import { orderItems } from '../order';
+import { Renderer } from '../render';
+
+export interface AssembledRequest {
+  ok: boolean;
+  /** Kept items of every used slot, in final order; empty when no request can be built. */
+  kept: Map<string, WorkItem[]>;
+  messages: RenderedMessage[];
+  rendered: Rendered;
+  /** Input tokens of the request as counted. */
+  tokens: number;
+  /** Items trimmed to fit, in drop order. */
+  trimmed: WorkItem[];
+  error?: string;
+}
+
+export function fitRequest(env: PipelineEnv, runs: readonly SlotRun[], log: DecisionLog): AssembledRequest {
+  const { template, fixture, tokenizer, ctx, fitLimit, requestOverhead, messageOverhead } = env;
+  const slotStates = new Map(runs.filter((r) => r.used).map((r) => [r.state.name, r.state]));
+  const renderer = new Renderer(template, slotStates, fixture, env.input.render);
+  const runOf = new Map(runs.map((r) => [r.state.name, r]));
+
+  // ---- The drop sequence: lowest priority first.
+  const dropSeq: WorkItem[] = [];
+  for (const r of runs) if (r.used && !r.required) dropSeq.push(...r.packed);
+  const keepValue = (r: SlotRun, i: WorkItem) => (r.state.kind === 'history' ? 0 : (i.score ?? 0));
+  dropSeq.sort((a, b) => {
+    const ra = runOf.get(a.slot)!;
+    const rb = runOf.get(b.slot)!;
+    return ra.priority - rb.priority || keepValue(ra, a) - keepValue(rb, b) || rb.packIndex.get(b)! - ra.packIndex.get(a)! || rb.order - ra.order;
+  });
+
+  // ---- order: each probe's kept items, in each slot's final order.
+  const keptAfter = (k: number): Map<string, WorkItem[]> => {
+    const removed = new Set(dropSeq.slice(0, k));
+    const kept = new Map<string, WorkItem[]>();
+    for (const r of runs) {
+      if (!r.used) continue;
+      const rest = removed.size ? r.packed.filter((i) => !removed.has(i)) : r.packed;
+      kept.set(r.state.name, orderItems(rest, r.orderPolicy, r.state.kind === 'history'));
+    }
+    return kept;
+  };
+  // ---- fit: each probe renders the part texts only and counts them without joining.
+  const counts = new Map<number, number>();
+  const tokensAfter = (k: number): number => {
+    let n = counts.get(k);
+    if (n === undefined) {
+      n = requestOverhead;
+      for (const texts of renderer.renderTexts(keptAfter(k))) n += messageOverhead + countJoined(tokenizer, texts);
+      counts.set(k, n);
+    }
+    return n;
+  };
+  const fit = fitPrefix(dropSeq.length, tokensAfter, fitLimit);
+  const finalKept = keptAfter(fit.dropped);
+  // ---- render: the chosen prefix, into messages.
+  const rendered = renderer.full(finalKept);
+  let tokens = tokensAfter(fit.dropped);
+  // The probes count the marked render; when attribution was lost the final messages are the plain one.
+  if (rendered.issues.some((i) => i.rule === 'attribution-lost')) {
+    tokens = requestOverhead;
+    for (const m of rendered.messages) tokens += messageOverhead + tokenizer.count(m.content);
+  }
+  log.report(undefined, renderFindings(template, rendered.issues));
+  const trimmed = dropSeq.slice(0, fit.dropped);
+  log.omitFromRequest(trimmed.map((item) => ({ item, reason: 'trimmed-for-request' })));
+
+  let error: string | undefined;
+  if (!fit.ok) {
+    const parts: string[] = [];
+    let slotsTotal = 0;
+    for (const r of runs) {
+      if (!r.used || !r.required) continue;
+      const t = slotCost(r);
+      slotsTotal += t;
+      parts.push(`${r.state.name} ${fmt(t)}`);
+    }
+    parts.push(`template text and message overhead ${fmt(tokens - slotsTotal)}`);
+    error = `Required content alone is ${fmt(tokens)} tokens > ${fmt(fitLimit)} input budget (${env.inputLimitText}): ${parts.join(', ')}. No request can be built; shorten a required slot or raise the window.`;
+    const biggest = runs.filter((r) => r.used && r.required).sort((a, b) => slotCost(b) - slotCost(a) || a.order - b.order)[0];
+    const loc = biggest ? slotLocation(ctx, biggest.state.name) : { path: template.path, span: template.bodySpan };
+    log.report(undefined, [finding('required-overflow', loc.path, loc.span, error, { related: biggest ? configRelated(ctx, biggest.state.name, 'required', 'required: true') : [] })]);
+  } else if (trimmed.length) {
+    const before = tokensAfter(0);
+    const first = runOf.get(trimmed[0].slot)!;
+    const loc = slotLocation(ctx, first.state.name);
+    const list = listIds(trimmed.map((i) => ({ id: i.id, reason: `${i.slot}, ${fmt(i.tokens)} tokens` })));
+    log.report(undefined, [
+      finding('request-overflow', loc.path, loc.span, `The assembled request is ${fmt(before)} tokens > ${fmt(fitLimit)} input budget (${env.inputLimitText}); trimming ${trimmed.length} optional item${trimmed.length === 1 ? '' : 's'} by priority brings it to ${fmt(tokens)}: ${list}.`, {
+        related: configRelated(ctx, first.state.name, 'priority', `priority: ${first.priority}`),
+      }),
+    ]);
+  }
+
+  // ---- Final order: lost-in-the-middle.
+  const kept = fit.ok ? finalKept : new Map<string, WorkItem[]>();
+  const removed = new Set(trimmed);
+  for (const r of runs) {
+    const ordered = kept.get(r.state.name);
+    if (!ordered || !fixture) continue;
+    log.report(undefined, lostInTheMiddle(ctx, r.state, ordered, r.packed.filter((i) => !removed.has(i))));
+  }
+  // Without a request, every optional item is out.
+  if (!fit.ok) log.omitFromRequest(dropSeq.filter((item) => !removed.has(item)).map((item) => ({ item, reason: 'trimmed-for-request' })));
+
+  return { ok: fit.ok, kept, messages: fit.ok ? rendered.messages : [], rendered, tokens, trimmed, ...(error !== undefined ? { error } : {}) };
+}
+
+function slotCost(r: SlotRun): number {
+  return r.packed.reduce((s, i) => s + i.tokens + r.overhead, 0);
+}
+
+/** Engine problems as findings in the template. */
+function renderFindings(template: TemplateDoc, issues: readonly RenderIssue[]): Finding[] {
+  const seen = new Set<string>();
+  const out: Finding[] = [];
+  for (const i of issues) {
+    const key = `${i.rule}\u0000${i.span.start}\u0000${i.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(finding(i.rule === 'attribution-lost' ? 'unsupported-feature' : i.rule, template.path, i.span, i.message, i.rule === 'attribution-lost' ? { severity: 'info' } : {}));
+  }
+  return out;
+}

@@ -1,0 +1,89 @@
+/**
+ * The pipeline's shape: stages with typed inputs and outputs composed in `assemble`, decisions
+ * appended to one log, and the fixture-side stages memoized in two levels (load .. score by slot
+ * settings, select by budget), so changing a budget re-selects without re-scoring and the trace is
+ * the same warm or cold.
+ */
+import { describe, expect, it } from 'vitest';
+import { assemble } from '../../src/core/assembly';
+import { prepare } from '../../src/core/assembly/stages/env';
+import { loadItems, loadSlots } from '../../src/core/assembly/stages/load';
+import { DecisionLog } from '../../src/core/assembly/stages/log';
+import { runCandidates, runSelection } from '../../src/core/assembly/stages/slots';
+import { slotBudgets } from '../../src/core/assembly/stages/budget';
+import { fitRequest } from '../../src/core/assembly/stages/request';
+import { buildTrace } from '../../src/core/assembly/stages/trace';
+import { checkRequest } from '../../src/core/assembly/stages/checks';
+import type { ItemSpec } from './support/assemblyBuilders';
+import { chars4, config, fixture, t, template, textOfTokens } from './support/assemblyBuilders';
+
+const tpl = () => template([t.msg('system', t.v('policy')), t.msg('user', t.each('evidence', [t.v('this'), t.text('\n')]), t.v('question'))]);
+const cfg = (budget: number) => config({ window: 3000, output: 500, overhead: { item: 4, message: 3, request: 3 }, filters: { version: '4.2' }, slots: { policy: { kind: 'policy', trust: 'trusted', required: true }, evidence: { kind: 'evidence', trust: 'untrusted', label: 'EVIDENCE', budget, priority: 1, pack: 'skip' }, question: { kind: 'user', trust: 'untrusted', required: true } } });
+const evidence = (n: number): ItemSpec[] => Array.from({ length: n }, (_, i) => ({ id: `e${i}`, source: `s${i % 7}`, version: i % 9 === 0 ? '3.9' : '4.2', relevance: ((i * 37) % 100) / 100, text: `${textOfTokens(20 + (i % 30), 'wxyz')} passage ${i}` }));
+
+describe('stages compose into assemble', () => {
+  it('running the stages by hand gives what assemble gives, byte for byte', () => {
+    const fx = fixture({ policy: 'Cite ids.', question: 'Why?', evidence: evidence(60) });
+    const input = { template: tpl(), config: cfg(900), fixture: fx, tokenizer: chars4 };
+    const env = prepare(input);
+    const { runs } = loadSlots(env);
+    const log = new DecisionLog(runs.map((r) => r.state.name));
+    runCandidates(env, runs, log);
+    slotBudgets(env.budget, runs);
+    runSelection(env, runs, log);
+    const request = fitRequest(env, runs, log);
+    checkRequest(env, runs, request, log);
+    const trace = buildTrace(env, runs, request, log, 3);
+    const whole = assemble(input);
+    expect(JSON.stringify(trace)).toBe(JSON.stringify(whole.trace));
+    expect(request.messages).toEqual(whole.messages);
+    expect(log.findings).toEqual(whole.findings);
+    // Each stage's decisions are in the log: filter, then select, in slot order.
+    const reasons = log.omissions.map((o) => o.reason);
+    expect(reasons.indexOf('filtered:version')).toBeLessThan(reasons.indexOf('over-slot-budget'));
+  });
+
+  it('load gives stable ids and counts', () => {
+    const { items } = loadItems('evidence', fixture({ evidence: [{ text: 'a' }, { id: 'x', text: 'bb' }, { id: 'x', text: 'c' }] }).slots.evidence, chars4);
+    expect(items.map((i) => [i.id, i.tokens, i.hasId])).toEqual([
+      ['evidence_1', 1, false],
+      ['x', 1, true],
+      ['x~2', 1, true],
+    ]);
+  });
+});
+
+describe('memoized fixture-side stages', () => {
+  it('a budget change re-selects from the memoized candidates; warm and cold traces agree', () => {
+    const fx = fixture({ policy: 'Cite ids.', question: 'Why?', evidence: evidence(200) });
+    const warm = [900, 1200, 900].map((b) => assemble({ template: tpl(), config: cfg(b), fixture: fx, tokenizer: chars4 }));
+    const cold = [900, 1200].map((b) => assemble({ template: tpl(), config: cfg(b), fixture: fixture({ policy: 'Cite ids.', question: 'Why?', evidence: evidence(200) }), tokenizer: chars4 }));
+    expect(JSON.stringify(warm[0].trace)).toBe(JSON.stringify(cold[0].trace));
+    expect(JSON.stringify(warm[1].trace)).toBe(JSON.stringify(cold[1].trace));
+    expect(JSON.stringify(warm[2].trace)).toBe(JSON.stringify(warm[0].trace));
+    expect(warm[1].trace.slots[1].kept).toBeGreaterThan(warm[0].trace.slots[1].kept);
+  });
+
+  it('assembles 10,000 evidence items with every new stage on, deterministically', () => {
+    const big = (): ItemSpec[] =>
+      Array.from({ length: 10_000 }, (_, i) => ({
+        id: `e${i}`,
+        source: `s${i % 101}`,
+        version: '4.2',
+        relevance: ((i * 7919) % 1000) / 1000,
+        text: `Passage ${i % 3000} of the retry documentation, with words ${(i % 3000) % 13} ${(i % 3000) % 17}.`,
+        meta: { topic: `t${i % 50}`, claim: `c${i % 3}`, covers: [`sub${i % 5}`] },
+      }));
+    const c = config({ window: 30000, output: 1000, dedup: { near: 0.8 }, slots: { policy: { kind: 'policy', trust: 'trusted', required: true }, evidence: { kind: 'evidence', trust: 'untrusted', label: 'EVIDENCE', budget: 20000, select: 'value-per-token', requires: ['sub0', 'sub4'], max_per_source: 30, pack: 'skip' }, question: { kind: 'user', trust: 'untrusted', required: true } } });
+    const t0 = performance.now();
+    const a = assemble({ template: tpl(), config: c, fixture: fixture({ policy: 'P', question: 'Q', evidence: big() }), tokenizer: chars4 });
+    const ms = performance.now() - t0;
+    const b = assemble({ template: tpl(), config: c, fixture: fixture({ policy: 'P', question: 'Q', evidence: big() }), tokenizer: chars4 });
+    expect(JSON.stringify(a.trace)).toBe(JSON.stringify(b.trace));
+    expect(a.ok).toBe(true);
+    expect(a.trace.omitted.some((o) => o.reason.startsWith('duplicate-of:'))).toBe(true);
+    expect(a.trace.coverage?.every((x) => x.covered_by.length > 0)).toBe(true);
+    // Generous bound for a loaded CI machine; the point is that nothing here is quadratic.
+    expect(ms).toBeLessThan(15_000);
+  });
+});
