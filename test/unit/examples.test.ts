@@ -18,6 +18,8 @@ import type { AST } from '@handlebars/parser';
 import nunjucks from 'nunjucks';
 import picomatch from 'picomatch';
 import { getEncoding } from 'js-tiktoken';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { ContextConfigSchema } from '../../src/core/config/schema';
 import type { ContextConfig, SlotConfig } from '../../src/core/config/schema';
 import { ruleInfo } from '../../src/core/rules/registry';
@@ -133,7 +135,7 @@ function jinjaUses(body: string, bodyStart: number): Array<{ slot: string; offse
     aliases.add(m[1]);
     out.push({ slot: m[2], offset: bodyStart + (m.index ?? 0), form: 'each' });
   }
-  for (const m of body.matchAll(/\{%-?\s*if\s+([A-Za-z_]\w*)/g)) out.push({ slot: m[1], offset: bodyStart + (m.index ?? 0), form: 'if' });
+  for (const m of body.matchAll(/\{%-?\s*if\s+([A-Za-z_]\w*)/g)) if (!aliases.has(m[1])) out.push({ slot: m[1], offset: bodyStart + (m.index ?? 0), form: 'if' });
   for (const m of body.matchAll(/\{\{-?\s*([A-Za-z_]\w*)/g)) {
     if (!aliases.has(m[1])) out.push({ slot: m[1], offset: bodyStart + (m.index ?? 0), form: 'var' });
   }
@@ -365,7 +367,9 @@ function fixtureFindings(f: Fixture, t: Template, c: Config): Expected[] {
     // Lower bound of what the slot costs: its text, plus the per-item envelope overhead.
     const cost = slot.items ? slot.items.reduce((n, i) => n + tokens(String(i.data.text ?? '')) + c.config.overhead.item, 0) : tokens(slotText(slot));
     const budget = budgets[name];
-    if (budget !== undefined && cost > budget) out.push({ file: f.path, line: slot.keyLine, rule: 'slot-overflow' });
+    // Summary, retrieval and hybrid history policies are the declared answer to a long history.
+    const byPolicy = s.kind === 'history' && s.policy !== undefined && s.policy !== 'window';
+    if (budget !== undefined && cost > budget && !byPolicy) out.push({ file: f.path, line: slot.keyLine, rule: 'slot-overflow' });
     if (s.kind === 'evidence') for (const i of slot.items ?? []) if (!i.data.id || !i.data.source) out.push({ file: f.path, line: i.line, rule: 'citation-missing' });
     if (!untrusted(s)) continue;
     // Hostile text is located in the file that holds it: the fixture's own text ranges.
@@ -394,6 +398,106 @@ function fixtureFindings(f: Fixture, t: Template, c: Config): Expected[] {
   return out;
 }
 
+// ---------------------------------------------------------------------------
+// The oracle of the pipeline rules: commitments, contradictions, coverage, tools. Like the rest, it
+// assumes what holds in these examples (everything but the history fits its budget) and says so
+// by failing where it cannot judge.
+// ---------------------------------------------------------------------------
+
+const norm = (x: unknown): string => String(x).toLowerCase().replace(/[^\p{L}\p{N}\s]+/gu, '').replace(/\s+/g, ' ').trim();
+const list = (x: unknown): string[] => (Array.isArray(x) ? x.map(String) : x === undefined ? [] : [String(x)]);
+
+function hours(d: string): number {
+  const short = /^(\d+)(m|h|d)$/.exec(d);
+  if (short) return Number(short[1]) * { m: 1 / 60, h: 1, d: 24 }[short[2] as 'm' | 'h' | 'd'];
+  const iso = /^PT(\d+)H$/.exec(d);
+  if (iso) return Number(iso[1]);
+  throw new Error(`oracle: duration ${d}`);
+}
+
+/** The line of the node at a path in a JSON or YAML text. */
+function lineOfPath(text: string, path: Array<string | number>): number {
+  const { doc, lc } = yamlDoc(text);
+  let node: unknown = doc.contents;
+  for (const seg of path) {
+    if (isMap(node)) node = (node.items as Pair[]).find((p) => isScalar(p.key) && String(p.key.value) === String(seg))?.value;
+    else if (isSeq(node)) node = node.items[Number(seg)];
+    else throw new Error(`oracle: no node at ${path.join('.')}`);
+  }
+  return lc.linePos((node as { range: [number, number, number] }).range[0]).line;
+}
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+
+function pipelineFindings(f: Fixture, t: Template, c: Config): Expected[] {
+  const out: Expected[] = [];
+  const slots = c.config.slots;
+  const used = new Set(t.uses.map((u) => u.slot));
+  const records = Object.entries(f.slots).filter(([n]) => slots[n]?.kind === 'memory').flatMap(([, s]) => s.items ?? []).filter((i) => i.data.promise !== undefined);
+  const recorded = new Set(records.flatMap((r) => list(r.data.source_turn)));
+  for (const [name, slot] of Object.entries(f.slots)) {
+    const s = slots[name];
+    if (!s || !used.has(name)) continue;
+    const items = slot.items ?? [];
+    // commitment-dropped: a sliding window from the newest turn, each turn its text plus the item overhead.
+    if (s.kind === 'history') {
+      const marked = items.filter((i) => i.data.commitment !== undefined && !recorded.has(String(i.data.id ?? `${name}_${items.indexOf(i) + 1}`)));
+      if (marked.length) {
+        if (s.policy !== undefined && s.policy !== 'window') throw new Error(`oracle: cannot judge the ${s.policy} policy of ${f.path}`);
+        let room = s.budget === undefined ? Infinity : Number(s.budget);
+        let stopped = false;
+        const kept = new Set<Item>();
+        for (const i of [...items].reverse()) {
+          const cost = tokens(String(i.data.text)) + c.config.overhead.item;
+          if (!stopped && cost <= room) {
+            kept.add(i);
+            room -= cost;
+          } else stopped = true;
+        }
+        for (const i of marked) if (!kept.has(i)) out.push({ file: f.path, line: i.line, rule: 'commitment-dropped' });
+      }
+    }
+    // contradiction-unlabelled: one topic, two claims, no label to carry the note.
+    if (s.kind !== 'history' && !s.label) {
+      const byTopic = new Map<string, Item[]>();
+      for (const i of items) if (i.data.topic !== undefined && i.data.claim !== undefined) byTopic.set(norm(i.data.topic), [...(byTopic.get(norm(i.data.topic)) ?? []), i]);
+      const bare = [...byTopic.values()].filter((g) => new Set(g.map((i) => norm(i.data.claim))).size > 1).flat();
+      if (bare.length) out.push({ file: f.path, line: Math.min(...bare.map((i) => i.line)), rule: 'contradiction-unlabelled' });
+    }
+    // coverage-missing: a required subtopic no item covers, reported on the slot's key.
+    for (const sub of s.requires ?? []) if (!items.some((i) => list(i.data.covers).includes(sub))) out.push({ file: f.path, line: slot.keyLine, rule: 'coverage-missing' });
+    // tool-result-stale: results older than max_age at the config's now.
+    const maxAge = s.max_age ?? c.config.tools?.max_age;
+    const now = c.config.filters?.now;
+    if (s.kind === 'tool' && maxAge && now) {
+      for (const i of items) if (typeof i.data.at === 'string' && (Date.parse(now) - Date.parse(i.data.at)) / 3_600_000 > hours(maxAge)) out.push({ file: f.path, line: i.line, rule: 'tool-result-stale' });
+    }
+    // Tool definitions in a JSON file: schema errors at their node, names outside the allowlist at the name.
+    const file = slot.file;
+    if (s.kind === 'tool' && file) {
+      const text = read(file);
+      const defs = JSON.parse(text) as Array<{ function: { name: string; parameters?: Record<string, unknown> } }>;
+      const allow = c.config.tools?.allow?.map((a) => (typeof a === 'string' ? a : a.name));
+      defs.forEach((d, k) => {
+        const params = d.function.parameters;
+        let valid = true;
+        if (params && !ajv.validate('https://json-schema.org/draft/2020-12/schema', params)) {
+          valid = false;
+          const seen = new Set<string>();
+          for (const e of ajv.errors ?? []) {
+            if (seen.has(e.instancePath)) continue;
+            seen.add(e.instancePath);
+            out.push({ file, line: lineOfPath(text, [k, 'function', 'parameters', ...e.instancePath.split('/').slice(1)]), rule: 'tool-schema-invalid' });
+          }
+        }
+        if (valid && allow && !allow.includes(d.function.name)) out.push({ file, line: lineOfPath(text, [k, 'function', 'name']), rule: 'tool-not-allowed' });
+      });
+    }
+  }
+  return out;
+}
+
 const key = (e: Expected): string => `${e.file}:${e.line} ${e.rule}`;
 const uniq = (list: Expected[]): string[] => [...new Set(list.map(key))].sort();
 
@@ -405,10 +509,13 @@ const TEMPLATES = FILES.filter((f) => /\.(prompt|prompty)$/.test(f));
 const CONFIGS = FILES.filter((f) => /\.context\.ya?ml$/.test(f));
 const FIXTURES = FILES.filter((f) => /\.fixture\.(ya?ml|json)$/.test(f));
 
-/** Fixtures a config's `fixtures` globs select (relative to the config file). */
-function fixturesOf(c: Config): string[] {
+/** Fixtures a config's `fixtures` globs select (relative to the config file), less those whose `template:` names another template. */
+function fixturesOf(c: Config, template?: string): string[] {
   const dir = dirname(c.path);
-  return FIXTURES.filter((f) => c.config.fixtures.some((g) => picomatch(g)(relative(dir, f).split(sep).join('/'))));
+  return FIXTURES.filter((f) => c.config.fixtures.some((g) => picomatch(g)(relative(dir, f).split(sep).join('/')))).filter((f) => {
+    const named = readFixture(f).template;
+    return template === undefined || named === undefined || named === template;
+  });
 }
 
 interface Row {
@@ -435,9 +542,10 @@ function allExpected(): Expected[] {
     const t = readTemplate(tPath);
     const c = readConfig(configPathOf(t));
     out.push(...templateFindings(t, c));
-    for (const fPath of fixturesOf(c)) {
+    for (const fPath of fixturesOf(c, t.path)) {
       const f = readFixture(fPath);
       out.push(...fixtureFindings(f, t, c));
+      out.push(...pipelineFindings(f, t, c));
       for (const s of Object.values(f.slots)) if (s.file) read.add(s.file);
     }
   }
@@ -449,13 +557,14 @@ function allExpected(): Expected[] {
 const MAIN_CASES = [
   { template: 'sdk-qa/sdk-qa.prompt', config: 'sdk-qa/sdk-qa.context.yaml', fixtures: ['sdk-qa/fixtures/post-retries.fixture.yaml', 'sdk-qa/fixtures/rate-limit.fixture.yaml'] },
   { template: 'refund-support/refund.prompty', config: 'refund-support/refund.context.yaml', fixtures: ['refund-support/fixtures/pole-refund.fixture.yaml'] },
+  { template: 'refund-support/refund-hybrid.prompty', config: 'refund-support/refund-hybrid.context.yaml', fixtures: ['refund-support/fixtures/pole-refund-hybrid.fixture.yaml'] },
 ];
 
 describe('examples workspace: every file parses', () => {
-  it('has the two real cases, the defects folder and a README', () => {
-    expect(TEMPLATES).toEqual(['defects/leaky.prompt', 'refund-support/refund.prompty', 'sdk-qa/sdk-qa.prompt']);
-    expect(CONFIGS).toEqual(['defects/leaky.context.yaml', 'defects/overflow.context.yaml', 'refund-support/refund.context.yaml', 'sdk-qa/sdk-qa.context.yaml']);
-    expect(FIXTURES).toEqual(['defects/fixtures/leaky.fixture.yaml', 'refund-support/fixtures/pole-refund.fixture.yaml', 'sdk-qa/fixtures/post-retries.fixture.yaml', 'sdk-qa/fixtures/rate-limit.fixture.yaml']);
+  it('has the two real cases (the refund one under two history policies), the defects folder and a README', () => {
+    expect(TEMPLATES).toEqual(['defects/agent.prompt', 'defects/leaky.prompt', 'refund-support/refund-hybrid.prompty', 'refund-support/refund.prompty', 'sdk-qa/sdk-qa.prompt']);
+    expect(CONFIGS).toEqual(['defects/agent.context.yaml', 'defects/leaky.context.yaml', 'defects/overflow.context.yaml', 'refund-support/refund-hybrid.context.yaml', 'refund-support/refund.context.yaml', 'sdk-qa/sdk-qa.context.yaml']);
+    expect(FIXTURES).toEqual(['defects/fixtures/agent.fixture.yaml', 'defects/fixtures/leaky.fixture.yaml', 'refund-support/fixtures/pole-refund-hybrid.fixture.yaml', 'refund-support/fixtures/pole-refund.fixture.yaml', 'sdk-qa/fixtures/post-retries.fixture.yaml', 'sdk-qa/fixtures/rate-limit.fixture.yaml']);
     expect(FILES).toContain('README.md');
   });
 
@@ -506,7 +615,7 @@ describe('examples workspace: every file parses', () => {
     for (const c of MAIN_CASES) {
       const t = readTemplate(c.template);
       expect(configPathOf(t)).toBe(c.config);
-      expect(fixturesOf(readConfig(c.config))).toEqual(c.fixtures);
+      expect(fixturesOf(readConfig(c.config), c.template)).toEqual(c.fixtures);
       for (const f of c.fixtures) expect(readFixture(f).template).toBe(c.template);
     }
     expect(configPathOf(readTemplate('defects/leaky.prompt'))).toBe('defects/leaky.context.yaml');
@@ -596,9 +705,29 @@ describe('seed stories the examples must tell', () => {
     }
     expect(firstKept).toBeGreaterThan(commitment + 1);
     expect(turns.slice(commitment + 1).reduce((n, i) => n + tokens(String(i.data.text)), 0)).toBeGreaterThan(1200);
-    // The structured record keeps the promise and its condition.
+    // The notes repeat the promise as free text, but the approval turn is marked and no record names it.
     expect(slotText(f.slots.commitments)).toMatch(/CMT-20931[\s\S]*supervisor must approve/);
+    expect(turns[commitment].data.commitment).toMatch(/supervisor's approval/);
     expect(readConfig('refund-support/refund.context.yaml').config.slots.commitments).toMatchObject({ kind: 'memory', trust: 'trusted', required: true });
+    expect(readConfig('refund-support/refund.context.yaml').config.slots.history.policy).toBe('window');
+  });
+
+  it('the hybrid variant keeps the promise as a structured record naming the turn, and summarises with lineage', () => {
+    const f = readFixture('refund-support/fixtures/pole-refund-hybrid.fixture.yaml');
+    const turns = f.slots.history.items!.filter((i) => i.data.summary_of === undefined);
+    const window = readFixture('refund-support/fixtures/pole-refund.fixture.yaml').slots.history.items!;
+    // The same 32 turns as the window version, now with ids.
+    expect(turns.map((i) => String(i.data.text))).toEqual(window.map((i) => String(i.data.text)));
+    expect(turns.map((i) => i.data.id)).toEqual(turns.map((_, k) => `t${String(k + 1).padStart(2, '0')}`));
+    const record = f.slots.commitments.items!.find((i) => i.data.id === 'CMT-20931')!.data;
+    expect(record).toMatchObject({ party: 'Tier-2 supervisor queue', made_at: '2026-08-12T14:05:00Z', source_turn: 't02' });
+    expect(String(record.condition)).toMatch(/supervisor must approve/);
+    expect(turns[1].data.commitment).toBeDefined();
+    const summaries = f.slots.history.items!.filter((i) => i.data.summary_of !== undefined);
+    expect(summaries.map((i) => i.data.summary_of)).toEqual([turns.slice(0, 10).map((i) => i.data.id), turns.slice(10, 20).map((i) => i.data.id)]);
+    const c = readConfig('refund-support/refund-hybrid.context.yaml').config;
+    expect(c.slots.history).toMatchObject({ policy: 'hybrid', budget: 1200, shares: { recent: '60%', summary: '25%', retrieved: '15%' } });
+    expect(budgetOf(c).total).toBe(8000);
   });
 
   it('post-retries holds seed 002\'s candidate set', () => {
@@ -649,6 +778,12 @@ describe('planted findings (examples/README.md)', () => {
       'delimiter-breakout': /\[\/EVIDENCE\]/,
       'injection-phrase': /Ignore previous instructions/,
       'slot-overflow': /^ {2}history:\s*$/,
+      'commitment-dropped': /^ {4}- role: assistant\s*$/,
+      'contradiction-unlabelled': /\btopic: [\w-]+, claim: /,
+      'coverage-missing': /^ {2}evidence:\s*$/,
+      'tool-schema-invalid': /"exclusiveMinimum": "0"/,
+      'tool-not-allowed': /"name": "cancel_subscription"/,
+      'tool-result-stale': /^ {4}- id: call_\d+\s*$/,
     };
     for (const r of rows) {
       const line = read(r.file).split('\n')[r.line - 1] ?? '';
@@ -667,15 +802,16 @@ describe('planted findings (examples/README.md)', () => {
     expect(read('README.md')).toContain(`Expected totals for \`ctxlens check examples/\`: ${errors} errors, ${warnings} warnings, exit code 1.`);
   });
 
-  it('keeps the real cases free of findings other than the intended injection and history overflow', () => {
+  it('keeps the real cases free of findings other than the intended injection, history overflow and lost commitment', () => {
     const main = allExpected().filter((e) => !e.file.startsWith('defects/'));
     expect(uniq(main)).toEqual(
       uniq([
         { file: 'refund-support/fixtures/pole-refund.fixture.yaml', line: rows.find((r) => r.rule === 'slot-overflow')!.line, rule: 'slot-overflow' },
+        { file: 'refund-support/fixtures/pole-refund.fixture.yaml', line: rows.find((r) => r.rule === 'commitment-dropped')!.line, rule: 'commitment-dropped' },
         ...rows.filter((r) => r.rule === 'injection-phrase'),
       ]),
     );
-    expect(main.filter((e) => e.rule === 'injection-phrase').map((e) => e.file).sort()).toEqual(['refund-support/fixtures/pole-refund.fixture.yaml', 'sdk-qa/fixtures/post-retries.fixture.yaml']);
+    expect(main.filter((e) => e.rule === 'injection-phrase').map((e) => e.file).sort()).toEqual(['refund-support/fixtures/pole-refund-hybrid.fixture.yaml', 'refund-support/fixtures/pole-refund.fixture.yaml', 'sdk-qa/fixtures/post-retries.fixture.yaml']);
   });
 
   it('keeps seed 000\'s overflow arithmetic in defects/overflow.context.yaml', () => {
