@@ -36,7 +36,8 @@ const DELIBERATE_UNSUPPORTED: Record<string, string> = {
   'Mustache': 'chevron (template: mustache) is not installed here to serve as an oracle, so Mustache is not rendered',
   "'pprint'": 'pprint filter: pformat line breaking not reproduced',
   "'urlize'": 'urlize filter: not reproduced',
-  '2^53': 'integers beyond 2^53: JavaScript numbers are not arbitrary precision',
+  '2^53': 'integer operations beyond 2^53 not reproduced (e.g. in data conversions)',
+  'bits': 'integers of more than 200000 bits are not computed',
   'floating-point powers': 'C pow() and Math.pow may round differently',
   'non-ASCII characters in names': "Python's identifier classes are not reproduced",
   'special attribute': 'dunder attributes (__class__ …): sandbox internals',
@@ -287,7 +288,10 @@ const handCases: Case[] = [
   c('scope: folded inf with name', '{{ x ~ ("inf"|float) }}', { x: 1 }),
   c('scope: duplicate kwarg', '{{ range(1, x=1, x=2) }}'),
   // --- limits, misc -----------------------------------------------------------------------------
-  c('big int', '{{ 2 ** 100 }}', {}, { unsupported: '2^53' }),
+  c('big ints', '{{ 2 ** 100 }} {{ 2 ** 64 - 1 }} {{ (2 ** 64) // 3 }} {{ (2 ** 64) % 7 }} {{ -(2 ** 70) // 3 }} {{ 2 ** 60 + 0.5 }} {{ (2 ** 70) / 3 }} {{ 10 ** 20 / 10 ** 18 }} {{ big }} {{ big + 1 }} {{ big * big }} {{ big > 1e16 }} {{ big == 2 ** 54 }} {{ [big]|tojson }} {{ "%d|%x|%5.1f" % (big, big, big) }} {{ "{:,}".format(big) }} {{ big|string|length }} {{ 1e16|int }} {{ 1e300|int|string|length }} {{ "123456789012345678901234567890"|int + 1 }} {{ big|abs }} {{ -big|abs }} {{ 12345678901234567890|round(-5) }} {{ big|float }} {{ {big: 1}[2 ** 54] }} {{ [1, 2, 3][:big] }} {{ big is integer }} {{ (2 ** 53 + 1) - 2 ** 53 }}', { big: 2 ** 54 }),
+  c('int too long to print', '{{ 10 ** 5000 }}'),
+  c('huge power', '{{ 2 ** 1000000 }}', {}, { unsupported: 'bits' }),
+  c('repeat by big int', '{{ "a" * 2 ** 70 }}'),
   c('huge loop', '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}', {}, { unsupported: 'steps', noOracle: true }),
   c('deep recursion', '{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}', {}, { unsupported: 'deeper than' }),
   c('deep parens', `{{ ${'('.repeat(40)}1${')'.repeat(40)} }}`, {}, { unsupported: 'deeper than' }),
@@ -400,12 +404,41 @@ function generateCases(seed: number, count: number): Case[] {
     return `{{${a} ${genExpr(0)} ${b === '+' ? '' : b}}}`;
   };
 
+  const v1 = (): string => pick(['n', 'name', 'q', 's', 't']);
+  /** Segments around jinja2's compile-time scoping, includes, call blocks and recursive loops. */
+  const SCOPED: (() => string)[] = [
+    () => `{% for x in xs %}[{{ ${v1()} }}]{% set ${v1()} = x %}{% endfor %}{% set ${v1()} = 1 %}{{ n }}`,
+    () => `{% filter ${pick(['upper', 'trim'])} %}{{ ${v1()} }}{% endfilter %}{% set ${v1()} = "S" %}`,
+    () => `{% macro show() %}<{{ ${v1()} }}>{% endmacro %}{{ show() }}{% set ${v1()} = 2 %}{{ show() }}`,
+    () => `{% with a = ${v1()} %}{{ a }}{% set ${v1()} = 3 %}{{ ${v1()} }}{% endwith %}{{ ${v1()} }}`,
+    () => `{% if flag %}{% set ${v1()} = "F" %}{% endif %}{% for x in [1] %}{{ ${v1()} }}{% endfor %}`,
+    () => `{% for m in msgs %}{% include "part.txt" %}{% endfor %}`,
+    () => `{% set s = ${genExpr(1)} %}{% include "part.txt" %}`,
+    () => `{% macro box(title) %}[{{ title }}:{{ caller(1) }}]{% endmacro %}{% call(k) box(${genExpr(1)}) %}{{ k }}{{ ${v1()} }}{% endcall %}`,
+    () => `{% for node in tree recursive %}{{ node.name }}{% if node.kids %}({{ loop(node.kids) }}){% endif %}{% endfor %}`,
+    () => `{% for k, val in d.items() %}{{ k }}={{ val }};{% endfor %}`,
+    () => `{% for m in msgs if m.role != "system" %}{{ m.role }}[n={{ loop.index }}]:${pick(SEPS)}{{ m.content }}${pick(SEPS)}{% endfor %}`,
+    () => `{% for m in msgs %}{{ m.role }}: {{ m.content }}${pick(SEPS)}{% endfor %}`,
+    () => `${pick(['{%+ if flag %}', '{%- if flag +%}', '{% if flag -%}'])}  ${pick(ROLE_LINES)}  ${pick(['{%+ endif %}', '{%- endif -%}', '{% endif +%}'])}`,
+    () => `{% set ns = namespace(items=[]) %}{% for x in ws %}{% set ns.items = ns.items + [x|upper] %}{% endfor %}{{ ns.items|join("|") }}`,
+    () => `{% import "lib.txt" as lib %}{{ lib.fmt(${genExpr(1)}) }}{% from "lib.txt" import fmt %}{{ fmt(name) }}`,
+  ];
+  const TEMPLATES = {
+    'part.txt': '{{ m.role if m is defined else "-" }}: {{ s }}|{{ n }}\n',
+    'lib.txt': '{% macro fmt(v) %}<{{ v }}|{{ name }}>{% endmacro %}',
+  };
+  const genTree = (depth: number): unknown[] => Array.from({ length: int(0, depth > 1 ? 0 : 2) }, () => ({ name: pick(WORDS), kids: genTree(depth + 1) }));
+
   const genBody = (depth: number): string => {
     const parts: string[] = [];
     const n = int(1, depth === 0 ? 7 : 3);
     for (let i = 0; i < n; i++) {
       const r = rnd();
       const sep = pick(SEPS);
+      if (chance(0.18)) {
+        parts.push(pick(SCOPED)() + sep);
+        continue;
+      }
       if (r < 0.2) parts.push(pick(ROLE_LINES) + sep);
       else if (r < 0.35) parts.push(pick(['Some text. ', 'Answer: ', '  indented ', 'Q: ', '', '![pic](http://p/q.png) ', 'a ![x](u "t") b', '  ']) + out() + sep);
       else if (r < 0.45) parts.push(out());
@@ -427,7 +460,8 @@ function generateCases(seed: number, count: number): Case[] {
       else if (r < 0.9) parts.push(`{% raw %}{{ raw }} ${pick(ROLE_LINES)}{% endraw %}${sep}`);
       else if (r < 0.93) parts.push(`{% filter ${pick(['upper', 'trim', 'title', 'indent(2)', 'replace("\\n", " ")'])} %}${genBody(depth + 1)}{% endfilter %}${sep}`);
       else if (r < 0.96) parts.push(`{% for d in docs %}{{ d }}${pick(SEPS)}{{ d.title }} {{ d.n }}${pick(SEPS)}{% endfor %}`);
-      else parts.push(pick(['{{ docs }}', '{{ d|tojson }}', '{{ v|tojson }}', '{{ msgs|tojson }}', '{{ xs|join(",") }}', '{{ d }}']) + sep);
+      else if (r < 0.97) parts.push(pick(['{{ docs }}', '{{ d|tojson }}', '{{ v|tojson }}', '{{ msgs|tojson }}', '{{ xs|join(",") }}', '{{ d }}']) + sep);
+      else parts.push(pick(SCOPED)() + sep);
     }
     return parts.join('');
   };
@@ -437,12 +471,12 @@ function generateCases(seed: number, count: number): Case[] {
     const body = genBody(0) + pick(['', '\n', '\n\n', '\r\n', '  ']);
     const crlf = chance(0.1);
     const src = FM + body;
-    out2.push({ name: `gen ${i}`, source: crlf ? src.replace(/\n/g, '\r\n') : src, data: genData() });
+    out2.push({ name: `gen ${i}`, source: crlf ? src.replace(/\n/g, '\r\n') : src, data: { ...genData(), tree: genTree(0) }, templates: TEMPLATES });
   }
   return out2;
 }
 
-const GENERATED = generateCases(0x9e3779b9, 260);
+const GENERATED = generateCases(0x9e3779b9, 320);
 const ALL: Case[] = [...handCases, ...GENERATED];
 
 // ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@
  * (`random`, `pprint`, `urlize`, `lipsum`) report unsupported-feature when they run.
  */
 import { fixedDigits, floatRepr, roundFloat } from './pynum';
-import { PY_WS, codePoints, htmlEscape, pyCapitalize, pyCenter, pyIsLower, pyIsUpper, pyLen, pyReplace, pySplitlines, pyStrip, pyStrCompare, titleChar } from './pystr';
+import { PY_WS, codePoints, htmlEscape, toAsciiDecimal, pyCapitalize, pyCenter, pyIsLower, pyIsUpper, pyLen, pyReplace, pySplitlines, pyStrip, pyStrCompare, titleChar } from './pystr';
 import { MAX_BUILD, MISSING, add, compare, intArg, lookupAttr, markupEscape, mul, percentFormat } from './ops';
 import {
   Cycler,
@@ -29,6 +29,10 @@ import {
   isIterable,
   isStr,
   listText,
+  bigOf,
+  bigStr,
+  floatOf as floatOfNum,
+  intOut,
   mkInt,
   numOf,
   pyCompare,
@@ -158,6 +162,7 @@ function pySorted<T>(items: T[], key: (x: T) => PyValue, reverse: boolean): T[] 
 function toIntStrict(v: PyValue, what: string): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v instanceof HugeInt) throw new PyError('OverflowError', 'Python int too large to convert to C ssize_t');
   if (v instanceof Undefined) throw v.fail();
   throw typeError(`'${typeName(v)}' object cannot be interpreted as an integer${what ? '' : ''}`);
 }
@@ -169,17 +174,15 @@ function toIntStrict(v: PyValue, what: string): number {
 const WS_STRIP = (s: string): string => pyStrip(s, null, true, true);
 
 export function parsePyFloat(s: string): number | undefined {
-  const t = WS_STRIP(s);
-  if (/[^\x00-\x7f]/.test(t)) throw new Unsupported('float() of text with non-ASCII characters');
+  const t = WS_STRIP(toAsciiDecimal(s));
   const m = /^([+-]?)(?:(inf|infinity)|(nan))$/i.exec(t);
   if (m) return m[2] ? (m[1] === '-' ? -Infinity : Infinity) : NaN;
   if (!/^[+-]?(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?$/.test(t)) return undefined;
   return Number(t.replace(/_/g, ''));
 }
 
-function parsePyInt(s: string, base: number): number | undefined {
-  let t = WS_STRIP(s);
-  if (/[^\x00-\x7f]/.test(t)) throw new Unsupported('int() of text with non-ASCII characters');
+function parsePyInt(s: string, base: number): number | HugeInt | undefined {
+  let t = WS_STRIP(toAsciiDecimal(s));
   let sign = 1;
   if (t[0] === '+' || t[0] === '-') {
     if (t[0] === '-') sign = -1;
@@ -206,10 +209,10 @@ function parsePyInt(s: string, base: number): number | undefined {
   const re = new RegExp(`^[${digits}](?:_?[${digits}])*$`, 'i');
   if (!re.test(t)) return undefined;
   const clean = t.replace(/_/g, '').toLowerCase();
+  if (b === 10 && clean.length > 4300) return undefined;
   let v = 0n;
   for (const c of clean) v = v * BigInt(b) + BigInt(digits.indexOf(c));
-  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new Unsupported('an integer beyond 2^53');
-  return sign * Number(v);
+  return intOut(sign < 0 ? -v : v);
 }
 
 function floatOf(v: PyValue): number | 'type' | 'value' {
@@ -219,8 +222,18 @@ function floatOf(v: PyValue): number | 'type' | 'value' {
     return r === undefined ? 'value' : r;
   }
   const n = numOf(v);
-  if (n) return n.n;
+  if (n) {
+    if (n.big !== undefined && !Number.isFinite(n.n)) throw new PyError('OverflowError', 'int too large to convert to float');
+    return n.n;
+  }
   return 'type';
+}
+
+/** int(x) of a finite float. */
+function truncInt(f: number): PyValue {
+  const t = Math.trunc(f);
+  if (Number.isSafeInteger(t)) return t === 0 ? 0 : t;
+  return intOut(BigInt(t));
 }
 
 // ---------------------------------------------------------------------------
@@ -272,7 +285,7 @@ function jsonDumps(v: PyValue, indent: string | null, level: number, stack: Set<
   if (typeof v === 'string') return jsonStr(v);
   if (v instanceof Markup) return jsonStr(v.s);
   if (v instanceof PyFloat) return jsonFloat(v.v);
-  if (v instanceof HugeInt) return v.v.toString();
+  if (v instanceof HugeInt) return bigStr(v.v);
   const nl = (n: number): string => (indent === null ? '' : '\n' + indent.repeat(n));
   const sep = indent === null ? ', ' : ',';
   if (Array.isArray(v) || v instanceof PyTuple) {
@@ -472,20 +485,24 @@ function doRound(value: PyValue, precision: PyValue, method: PyValue): PyValue {
   const p = Number(precision);
   if (method === 'common') {
     if (!n.f) {
-      if (p >= 0) return n.n;
-      const q = 10 ** -p;
-      if (!Number.isSafeInteger(q)) return 0;
-      const base = Math.floor(n.n / q);
-      const r = n.n - base * q;
-      let out = base;
-      if (r * 2 > q || (r * 2 === q && base % 2 !== 0)) out += 1;
-      return mkInt(out * q);
+      if (p >= 0) return typeof value === 'boolean' ? n.n : value;
+      if (-p > 400) return 0;
+      const x = bigOf(n);
+      const q = 10n ** BigInt(-p);
+      let base = x / q;
+      let r = x % q;
+      if (r < 0n) {
+        r += q;
+        base -= 1n;
+      }
+      if (r * 2n > q || (r * 2n === q && base % 2n !== 0n)) base += 1n;
+      return intOut(base * q);
     }
     return new PyFloat(roundFloat(n.n, p));
   }
   const scale = p >= 0 ? 10 ** p : 10 ** p;
   if (p >= 0 && !Number.isSafeInteger(scale)) throw new Unsupported('rounding with a huge precision');
-  const prod = n.n * scale;
+  const prod = floatOfNum(n) * scale;
   if (!Number.isFinite(prod)) throw new PyError('OverflowError', 'cannot convert float infinity to integer');
   const r = method === 'ceil' ? Math.ceil(prod) : Math.floor(prod);
   if (!Number.isSafeInteger(r)) throw new Unsupported('an integer beyond 2^53');
@@ -607,6 +624,7 @@ export const FILTERS: Record<string, Filter> = {
     if (v instanceof Undefined) throw typeError("bad operand type for abs(): 'Undefined'");
     const n = numOf(v);
     if (!n) throw typeError(`bad operand type for abs(): '${typeName(v)}'`);
+    if (n.big !== undefined) return intOut(n.big < 0n ? -n.big : n.big);
     return n.f ? new PyFloat(Math.abs(n.n)) : Math.abs(n.n);
   },
   attr: (env, v, a, k) => {
@@ -742,9 +760,7 @@ export const FILTERS: Record<string, Filter> = {
     const fallback = (): PyValue => {
       const f = floatOf(v);
       if (typeof f !== 'number' || !Number.isFinite(f)) return d;
-      const t = Math.trunc(f);
-      if (!Number.isSafeInteger(t)) throw new Unsupported('an integer beyond 2^53');
-      return t === 0 ? 0 : t;
+      return truncInt(f);
     };
     if (typeof v === 'string' || v instanceof Markup) {
       const b = numOf(base);
@@ -757,11 +773,9 @@ export const FILTERS: Record<string, Filter> = {
     if (v instanceof PyFloat) {
       if (Number.isNaN(v.v)) return d;
       if (!Number.isFinite(v.v)) throw new PyError('OverflowError', 'cannot convert float infinity to integer');
-      const t = Math.trunc(v.v);
-      if (!Number.isSafeInteger(t)) throw new Unsupported('an integer beyond 2^53');
-      return t === 0 ? 0 : t;
+      return truncInt(v.v);
     }
-    if (v instanceof HugeInt) throw new Unsupported('an integer beyond 2^53');
+    if (v instanceof HugeInt) return v;
     return d;
   },
   items: (env, v, a, k) => {

@@ -10,7 +10,10 @@ import {
   pyCapitalize,
   pyCenter,
   pyCount,
+  pyIsAlnum,
+  pyIsDigit,
   pyIsLower,
+  pyIsNumeric,
   pyIsTitle,
   pyIsUpper,
   pyLen,
@@ -49,8 +52,12 @@ import {
   Unsupported,
   LimitError,
   isStr,
+  bigOf,
+  floatOf,
+  intOut,
   mkInt,
   numOf,
+  type Num,
   pyCompare,
   pyContains,
   pyEq,
@@ -100,7 +107,11 @@ export function add(a: PyValue, b: PyValue): PyValue {
   undefinedOperand(a, b);
   const na = numOf(a);
   const nb = numOf(b);
-  if (na && nb) return na.f || nb.f ? floatOut(na.n + nb.n) : mkInt(na.n + nb.n);
+  if (na && nb) {
+    if (na.f || nb.f) return floatOut(floatOf(na) + floatOf(nb));
+    if (na.big !== undefined || nb.big !== undefined) return intOut(bigOf(na) + bigOf(nb));
+    return mkInt(na.n + nb.n, () => bigOf(na) + bigOf(nb));
+  }
   if (a instanceof Markup && isStr(b)) return new Markup(a.s + markupEscape(b).s);
   if (b instanceof Markup && typeof a === 'string') return new Markup(markupEscape(a).s + b.s);
   if (typeof a === 'string' && typeof b === 'string') {
@@ -121,13 +132,18 @@ export function sub(a: PyValue, b: PyValue): PyValue {
   undefinedOperand(a, b);
   const na = numOf(a);
   const nb = numOf(b);
-  if (na && nb) return na.f || nb.f ? floatOut(na.n - nb.n) : mkInt(na.n - nb.n);
+  if (na && nb) {
+    if (na.f || nb.f) return floatOut(floatOf(na) - floatOf(nb));
+    if (na.big !== undefined || nb.big !== undefined) return intOut(bigOf(na) - bigOf(nb));
+    return mkInt(na.n - nb.n, () => bigOf(na) - bigOf(nb));
+  }
   if (a instanceof DictView || b instanceof DictView) throw new Unsupported('set operations on dict views');
   throw unsupportedOperand('-', a, b);
 }
 
-function repeat(seq: PyValue, n: number): PyValue {
-  const count = Math.max(0, n);
+function repeat(seq: PyValue, count0: Num): PyValue {
+  if (count0.big !== undefined) throw new PyError('OverflowError', "cannot fit 'int' into an index-sized integer");
+  const count = Math.max(0, count0.n);
   if (typeof seq === 'string' || seq instanceof Markup) {
     const s = strOf(seq);
     checkSize(s.length * count);
@@ -153,12 +169,42 @@ export function mul(a: PyValue, b: PyValue): PyValue {
   undefinedOperand(a, b);
   const na = numOf(a);
   const nb = numOf(b);
-  if (na && nb) return na.f || nb.f ? floatOut(na.n * nb.n) : mkInt(na.n * nb.n);
-  if (isSeq(a) && nb && !nb.f) return repeat(a, nb.n);
-  if (isSeq(b) && na && !na.f) return repeat(b, na.n);
+  if (na && nb) {
+    if (na.f || nb.f) return floatOut(floatOf(na) * floatOf(nb));
+    if (na.big !== undefined || nb.big !== undefined) return intOut(bigOf(na) * bigOf(nb));
+    return mkInt(na.n * nb.n, () => bigOf(na) * bigOf(nb));
+  }
+  if (isSeq(a) && nb && !nb.f) return repeat(a, nb);
+  if (isSeq(b) && na && !na.f) return repeat(b, na);
   if (isSeq(a) && nb) throw typeError("can't multiply sequence by non-int of type 'float'");
   if (isSeq(b) && na) throw typeError("can't multiply sequence by non-int of type 'float'");
   throw unsupportedOperand('*', a, b);
+}
+
+function bitLength(b: bigint): number {
+  return b === 0n ? 0 : b.toString(2).length;
+}
+
+/** Python's int / int for ints beyond 2^53: the correctly rounded quotient. */
+function bigTrueDiv(a: bigint, b: bigint): number {
+  const neg = a < 0n !== b < 0n;
+  let n = a < 0n ? -a : a;
+  let d = b < 0n ? -b : b;
+  if (n === 0n) return neg ? -0 : 0;
+  const shift = bitLength(d) - bitLength(n) + 55;
+  if (shift >= 0) n <<= BigInt(shift);
+  else d <<= BigInt(-shift);
+  let q = n / d;
+  const rem = n % d;
+  const extra = bitLength(q) - 53;
+  const mask = (1n << BigInt(extra)) - 1n;
+  const lower = q & mask;
+  q >>= BigInt(extra);
+  const half = 1n << BigInt(extra - 1);
+  if (lower > half || (lower === half && (rem !== 0n || (q & 1n) === 1n))) q += 1n;
+  const r = Number(q) * 2 ** (extra - shift);
+  if (!Number.isFinite(r)) throw new PyError('OverflowError', 'integer division result too large for a float');
+  return neg ? -r : r;
 }
 
 export function truediv(a: PyValue, b: PyValue): PyValue {
@@ -166,9 +212,9 @@ export function truediv(a: PyValue, b: PyValue): PyValue {
   const na = numOf(a);
   const nb = numOf(b);
   if (!na || !nb) throw unsupportedOperand('/', a, b);
-  if (nb.n === 0) throw new PyError('ZeroDivisionError', na.f || nb.f ? 'float division by zero' : 'division by zero');
-  if (!na.f && !nb.f && (Math.abs(na.n) > 2 ** 53 || Math.abs(nb.n) > 2 ** 53)) throw new Unsupported('big-integer division');
-  return floatOut(na.n / nb.n);
+  if (nb.n === 0 && nb.big === undefined) throw new PyError('ZeroDivisionError', na.f || nb.f ? 'float division by zero' : 'division by zero');
+  if (!na.f && !nb.f && (na.big !== undefined || nb.big !== undefined || Math.abs(na.n) > 2 ** 53 || Math.abs(nb.n) > 2 ** 53)) return floatOut(bigTrueDiv(bigOf(na), bigOf(nb)));
+  return floatOut(floatOf(na) / floatOf(nb));
 }
 
 /** CPython float_divmod. */
@@ -197,13 +243,13 @@ export function floordiv(a: PyValue, b: PyValue): PyValue {
   const na = numOf(a);
   const nb = numOf(b);
   if (!na || !nb) throw unsupportedOperand('//', a, b);
-  if (nb.n === 0) throw new PyError('ZeroDivisionError', na.f || nb.f ? 'float floor division by zero' : 'integer division or modulo by zero');
-  if (na.f || nb.f) return floatOut(floatDivmod(na.n, nb.n)[0]);
-  const x = BigInt(na.n);
-  const y = BigInt(nb.n);
+  if (nb.n === 0 && nb.big === undefined) throw new PyError('ZeroDivisionError', na.f || nb.f ? 'float floor division by zero' : 'integer division or modulo by zero');
+  if (na.f || nb.f) return floatOut(floatDivmod(floatOf(na), floatOf(nb))[0]);
+  const x = bigOf(na);
+  const y = bigOf(nb);
   let q = x / y;
-  if ((x % y !== 0n) && (x < 0n) !== (y < 0n)) q -= 1n;
-  return mkInt(Number(q));
+  if (x % y !== 0n && x < 0n !== y < 0n) q -= 1n;
+  return intOut(q);
 }
 
 export function mod(a: PyValue, b: PyValue): PyValue {
@@ -212,11 +258,20 @@ export function mod(a: PyValue, b: PyValue): PyValue {
   const na = numOf(a);
   const nb = numOf(b);
   if (!na || !nb) throw unsupportedOperand('%', a, b);
-  if (nb.n === 0) throw new PyError('ZeroDivisionError', na.f || nb.f ? 'float modulo' : 'integer division or modulo by zero');
-  if (na.f || nb.f) return floatOut(floatDivmod(na.n, nb.n)[1]);
-  const r = na.n % nb.n;
-  return mkInt(r !== 0 && r < 0 !== nb.n < 0 ? r + nb.n : r);
+  if (nb.n === 0 && nb.big === undefined) throw new PyError('ZeroDivisionError', na.f || nb.f ? 'float modulo' : 'integer division or modulo by zero');
+  if (na.f || nb.f) return floatOut(floatDivmod(floatOf(na), floatOf(nb))[1]);
+  if (na.big === undefined && nb.big === undefined) {
+    const r = na.n % nb.n;
+    return (r !== 0 && r < 0 !== nb.n < 0 ? r + nb.n : r) || 0;
+  }
+  const x = bigOf(na);
+  const y = bigOf(nb);
+  const r = x % y;
+  return intOut(r !== 0n && r < 0n !== y < 0n ? r + y : r);
 }
+
+/** Ints above this many bits are not computed (Python could, but cannot print them: 4300 digits). */
+const MAX_POW_BITS = 200_000;
 
 export function pow(a: PyValue, b: PyValue): PyValue {
   undefinedOperand(a, b);
@@ -224,23 +279,23 @@ export function pow(a: PyValue, b: PyValue): PyValue {
   const nb = numOf(b);
   if (!na || !nb) throw unsupportedOperand('** or pow()', a, b);
   if (!na.f && !nb.f) {
-    if (nb.n >= 0) {
-      const x = na.n;
-      const y = nb.n;
-      if (x === 0) return y === 0 ? 1 : 0;
-      if (x === 1) return 1;
-      if (x === -1) return y % 2 === 0 ? 1 : -1;
-      if (y > 64) throw new Unsupported('an integer beyond 2^53 (JavaScript numbers cannot do exact big-integer arithmetic)');
-      const r = BigInt(x) ** BigInt(y);
-      if (r > BigInt(Number.MAX_SAFE_INTEGER) || r < -BigInt(Number.MAX_SAFE_INTEGER)) throw new Unsupported('an integer beyond 2^53 (JavaScript numbers cannot do exact big-integer arithmetic)');
-      return Number(r);
+    const x = bigOf(na);
+    const y = bigOf(nb);
+    if (y >= 0n) {
+      if (x === 0n) return y === 0n ? 1 : 0;
+      if (x === 1n) return 1;
+      if (x === -1n) return y % 2n === 0n ? 1 : -1;
+      if (y * BigInt(bitLength(x < 0n ? -x : x)) > BigInt(MAX_POW_BITS)) throw new LimitError(`an integer of more than ${MAX_POW_BITS} bits`);
+      return intOut(x ** y);
     }
-    if (na.n === 0) throw new PyError('ZeroDivisionError', '0.0 cannot be raised to a negative power');
-    return floatOut(floatPow(na.n, nb.n));
+    if (x === 0n) throw new PyError('ZeroDivisionError', '0.0 cannot be raised to a negative power');
+    return floatOut(floatPow(floatOf(na), floatOf(nb)));
   }
-  if (na.n === 0 && nb.n < 0) throw new PyError('ZeroDivisionError', '0.0 cannot be raised to a negative power');
-  if (na.n < 0 && !Number.isInteger(nb.n) && Number.isFinite(nb.n)) throw new Unsupported('a negative number raised to a fractional power (a complex number in Python)');
-  return floatOut(floatPow(na.n, nb.n));
+  const x = floatOf(na);
+  const y = floatOf(nb);
+  if (x === 0 && y < 0) throw new PyError('ZeroDivisionError', '0.0 cannot be raised to a negative power');
+  if (x < 0 && !Number.isInteger(y) && Number.isFinite(y)) throw new Unsupported('a negative number raised to a fractional power (a complex number in Python)');
+  return floatOut(floatPow(x, y));
 }
 
 function floatPow(x: number, y: number): number {
@@ -259,14 +314,16 @@ export function neg(a: PyValue): PyValue {
   undefinedOperand(a);
   const n = numOf(a);
   if (!n) throw typeError(`bad operand type for unary -: '${typeName(a)}'`);
-  return n.f ? floatOut(-n.n) : mkInt(-n.n);
+  if (n.f) return floatOut(-n.n);
+  return n.big !== undefined ? intOut(-n.big) : mkInt(-n.n);
 }
 
 export function pos(a: PyValue): PyValue {
   undefinedOperand(a);
   const n = numOf(a);
   if (!n) throw typeError(`bad operand type for unary +: '${typeName(a)}'`);
-  return n.f ? floatOut(n.n) : n.n;
+  if (n.f) return floatOut(n.n);
+  return typeof a === 'boolean' ? n.n : a;
 }
 
 export function compare(op: string, a: PyValue, b: PyValue): boolean {
@@ -302,22 +359,23 @@ export function compare(op: string, a: PyValue, b: PyValue): boolean {
 
 const PERCENT_RE = /%(?:\(([^)]*)\))?([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?[hlL]?([diouxXeEfFgGcrsa%])?/g;
 
-export function toIntForFormat(v: PyValue, conv: string): number {
+export function toIntForFormat(v: PyValue, conv: string): number | bigint {
   const n = numOf(v);
   if (n) {
     if (n.f) {
       if (conv === 'x' || conv === 'X' || conv === 'o' || conv === 'c') throw typeError(`%${conv} format: an integer is required, not float`);
       if (!Number.isFinite(n.n)) throw new PyError(Number.isNaN(n.n) ? 'ValueError' : 'OverflowError', 'cannot convert float to integer');
-      return mkInt(Math.trunc(n.n));
+      const t = Math.trunc(n.n);
+      return Number.isSafeInteger(t) ? t : BigInt(t);
     }
-    return n.n;
+    return n.big ?? n.n;
   }
   throw typeError(`%${conv} format: a real number is required, not ${typeName(v)}`);
 }
 
 function toFloatForFormat(v: PyValue, conv: string): number {
   const n = numOf(v);
-  if (n) return n.n;
+  if (n) return floatOf(n);
   throw typeError(`must be real number, not ${typeName(v)}`);
   void conv;
 }
@@ -394,7 +452,7 @@ export function percentFormat(fmt: string | Markup, args: PyValue): PyValue {
       case 'x':
       case 'X':
         if (value instanceof Undefined) throw value.fail();
-        piece = percentInt(toIntForFormat(value, conv), fl, width, precision, conv === 'i' || conv === 'u' ? 'd' : conv);
+        piece = wrapValue(() => percentInt(toIntForFormat(value, conv), fl, width, precision, conv === 'i' || conv === 'u' ? 'd' : conv));
         break;
       case 'e':
       case 'E':
@@ -440,12 +498,21 @@ export function pyFormat(v: PyValue, spec: string): string {
     return '';
   }
   if (typeof v === 'boolean' && spec === '') return pyStr(v);
-  if (typeof v === 'number' || typeof v === 'boolean') return formatInt(typeof v === 'boolean' ? (v ? 1 : 0) : v, wrapSpec(spec));
-  if (v instanceof PyFloat) return formatFloat(v.v, wrapSpec(spec));
-  if (typeof v === 'string' || v instanceof Markup) return formatStr(strOf(v), wrapSpec(spec));
-  if (v instanceof HugeInt) throw new Unsupported('formatting integers beyond 2^53');
+  if (typeof v === 'number' || typeof v === 'boolean') return wrapValue(() => formatInt(typeof v === 'boolean' ? (v ? 1 : 0) : v, wrapSpec(spec)));
+  if (v instanceof HugeInt) return wrapValue(() => formatInt(v.v, wrapSpec(spec)));
+  if (v instanceof PyFloat) return wrapValue(() => formatFloat(v.v, wrapSpec(spec)));
+  if (typeof v === 'string' || v instanceof Markup) return wrapValue(() => formatStr(strOf(v), wrapSpec(spec)));
   if (spec !== '') throw typeError(`unsupported format string passed to ${typeName(v)}.__format__`);
   return pyStr(v);
+}
+
+function wrapValue(f: () => string): string {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof ValueErr) throw valueError(e.message);
+    throw e;
+  }
 }
 
 function wrapSpec(spec: string): ReturnType<typeof parseSpec> {
@@ -598,13 +665,12 @@ function method(name: string, fn: (args: Args, kwargs: Kwargs) => PyValue): PyFu
 export function lookupAttr(env: OpsEnv, obj: PyValue, name: string): PyValue | typeof MISSING {
   if (/^__.*__$/.test(name)) throw new Unsupported(`access to the special attribute '${name}'`);
   if (obj instanceof Undefined) throw obj.fail();
-  if (obj instanceof HugeInt) throw new Unsupported('an integer beyond 2^53');
   if (typeof obj === 'string' || obj instanceof Markup) {
     if (STR_ATTRS.has(name)) return strMethod(env, obj, name);
     if (obj instanceof Markup && (name === 'escape' || name === 'striptags' || name === 'unescape')) throw new Unsupported(`Markup.${name}`);
     return MISSING;
   }
-  if (typeof obj === 'number' || typeof obj === 'boolean') {
+  if (typeof obj === 'number' || typeof obj === 'boolean' || obj instanceof HugeInt) {
     if (INT_ATTRS.has(name)) return intAttr(obj, name);
     return MISSING;
   }
@@ -711,7 +777,6 @@ export function lookupAttr(env: OpsEnv, obj: PyValue, name: string): PyValue | t
 /** Python item access `obj[key]`; MISSING when it raises TypeError / LookupError. */
 export function lookupItem(obj: PyValue, key: PyValue): PyValue | typeof MISSING {
   if (obj instanceof Undefined) throw obj.fail();
-  if (obj instanceof HugeInt || key instanceof HugeInt) throw new Unsupported('an integer beyond 2^53');
   if (obj instanceof PyDict) {
     if (key instanceof PySlice || Array.isArray(key) || key instanceof PyDict) return MISSING;
     return obj.has(key) ? obj.get(key)! : MISSING;
@@ -723,7 +788,8 @@ export function lookupItem(obj: PyValue, key: PyValue): PyValue | typeof MISSING
   const seq = Array.isArray(obj) ? obj : obj instanceof PyTuple ? obj.items : undefined;
   if (seq || typeof obj === 'string' || obj instanceof Markup || obj instanceof PyRange) {
     if (key instanceof PySlice) {
-      const ix = (v: PyValue): number | null | typeof MISSING => (v === null ? null : typeof v === 'number' ? v : typeof v === 'boolean' ? (v ? 1 : 0) : MISSING);
+      const ix = (v: PyValue): number | null | typeof MISSING =>
+        v === null ? null : typeof v === 'number' ? v : typeof v === 'boolean' ? (v ? 1 : 0) : v instanceof HugeInt ? (v.v < 0n ? -Number.MAX_SAFE_INTEGER : Number.MAX_SAFE_INTEGER) : MISSING;
       const a = ix(key.start);
       const b = ix(key.stop);
       const c = ix(key.step);
@@ -787,6 +853,7 @@ function seqIndex(items: PyValue[], a: Args, k: Kwargs): number {
 export function intArg(v: PyValue): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v instanceof HugeInt) throw new PyError('OverflowError', 'Python int too large to convert to C ssize_t');
   if (v instanceof Undefined) throw v.fail();
   throw typeError(`'${typeName(v)}' object cannot be interpreted as an integer`);
 }
@@ -802,7 +869,7 @@ function optStrArg(v: PyValue | undefined, what: string): string | null {
   return strArg(v, what);
 }
 
-function intAttr(obj: number | boolean, name: string): PyValue {
+function intAttr(obj: number | boolean | HugeInt, name: string): PyValue {
   const n = typeof obj === 'boolean' ? (obj ? 1 : 0) : obj;
   switch (name) {
     case 'real':
@@ -1020,16 +1087,11 @@ function strMethod(env: OpsEnv, obj: string | Markup, name: string): PyFunc {
     case 'isdecimal':
       return f((a, k) => (noArgs(name, a, k), s.length > 0 && /^\p{Nd}+$/u.test(s)));
     case 'isdigit':
+      return f((a, k) => (noArgs(name, a, k), pyIsDigit(s)));
     case 'isnumeric':
+      return f((a, k) => (noArgs(name, a, k), pyIsNumeric(s)));
     case 'isalnum':
-      return f((a, k) => {
-        noArgs(name, a, k);
-        if (/[^\x00-\x7f]/.test(s)) {
-          if (name === 'isalnum' && /^\p{L}+$/u.test(s)) return true;
-          throw new Unsupported(`str.${name} of non-ASCII text`);
-        }
-        return s.length > 0 && (name === 'isalnum' ? /^[A-Za-z0-9]+$/ : /^[0-9]+$/).test(s);
-      });
+      return f((a, k) => (noArgs(name, a, k), pyIsAlnum(s)));
     case 'isidentifier':
       return f((a, k) => {
         noArgs(name, a, k);

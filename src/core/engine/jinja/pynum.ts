@@ -231,24 +231,35 @@ export function formatStr(s: string, spec: FormatSpec): string {
   return pad(body, '', sp, '<');
 }
 
-export function formatInt(v: number, spec: FormatSpec): string {
+function decimalDigits(a: bigint): string {
+  const d = a.toString();
+  if (d.length > 4300) throw new ValueErr('Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit');
+  return d;
+}
+
+export function formatInt(v: number | bigint, spec: FormatSpec): string {
   const t = spec.type;
-  if ('eEfFgG%'.includes(t) && t !== '') return formatFloat(v, spec);
+  if ('eEfFgG%'.includes(t) && t !== '') {
+    const f = Number(v);
+    if (!Number.isFinite(f)) throw new ValueErr('int too large to convert to float');
+    return formatFloat(f, spec);
+  }
   if (spec.precision !== undefined) throw new ValueErr('Precision not allowed in integer format specifier');
-  const neg = v < 0;
-  const a = Math.abs(v);
+  const big = BigInt(v);
+  const neg = big < 0n;
+  const a = neg ? -big : big;
   let body: string;
   let prefix = '';
   switch (t) {
     case '':
     case 'd':
     case 'n':
-      body = group(String(a), spec.grouping, 3);
+      body = group(decimalDigits(a), spec.grouping, 3);
       break;
     case 'x':
     case 'X':
-      body = group(a.toString(16), spec.grouping === '_' ? '_' : '', 4);
       if (spec.grouping === ',') throw new ValueErr("Cannot specify ',' with 'x'.");
+      body = group(a.toString(16), spec.grouping === '_' ? '_' : '', 4);
       if (t === 'X') body = body.toUpperCase();
       if (spec.alt) prefix = t === 'X' ? '0X' : '0x';
       break;
@@ -262,7 +273,8 @@ export function formatInt(v: number, spec: FormatSpec): string {
       break;
     case 'c':
       if (spec.sign) throw new ValueErr("Sign not allowed with integer format specifier 'c'");
-      body = String.fromCodePoint(v);
+      if (big < 0n || big > 0x10ffffn) throw new ValueErr('%c arg not in range(0x110000)');
+      body = String.fromCodePoint(Number(big));
       return pad(body, '', spec, '<');
     default:
       throw new ValueErr(`Unknown format code '${t}' for object of type 'int'`);
@@ -271,7 +283,7 @@ export function formatInt(v: number, spec: FormatSpec): string {
     // zero padding with grouping groups the padding too
     const signStr = signOf(neg, spec.sign) + prefix;
     const need = spec.width - pyLen(signStr);
-    let digits = String(a);
+    let digits = a.toString();
     let g = group(digits, spec.grouping, 3);
     while (g.length < need) {
       digits = '0' + digits;
@@ -331,10 +343,11 @@ export function percentPad(sign: string, body: string, flags: string, width: num
   return ' '.repeat(width - len) + sign + body;
 }
 
-export function percentInt(v: number, flags: string, width: number, precision: number | undefined, type: string): string {
-  const neg = v < 0;
-  const a = Math.abs(v);
-  let digits = type === 'x' || type === 'X' ? a.toString(16) : type === 'o' ? a.toString(8) : String(a);
+export function percentInt(v: number | bigint, flags: string, width: number, precision: number | undefined, type: string): string {
+  const big = BigInt(v);
+  const neg = big < 0n;
+  const a = neg ? -big : big;
+  let digits = type === 'x' || type === 'X' ? a.toString(16) : type === 'o' ? a.toString(8) : decimalDigits(a);
   if (type === 'X') digits = digits.toUpperCase();
   if (precision !== undefined && digits.length < precision) digits = digits.padStart(precision, '0');
   let prefix = '';

@@ -324,3 +324,38 @@ export function pyStrCompare(a: string, b: string): number {
 export function htmlEscape(s: string): string {
   return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&#34;' : '&#39;'));
 }
+
+/** Characters Python's str.isdigit() accepts beyond \\p{Nd} (superscripts, circled digits …; Unicode 14). */
+const DIGIT_EXTRA = '\u{b2}-\u{b3}\u{b9}\u{1369}-\u{1371}\u{19da}\u{2070}\u{2074}-\u{2079}\u{2080}-\u{2089}\u{2460}-\u{2468}\u{2474}-\u{247c}\u{2488}-\u{2490}\u{24ea}\u{24f5}-\u{24fd}\u{24ff}\u{2776}-\u{277e}\u{2780}-\u{2788}\u{278a}-\u{2792}\u{10a40}-\u{10a43}\u{10e60}-\u{10e68}\u{11052}-\u{1105a}\u{1f100}-\u{1f10a}';
+/** Characters Python's str.isnumeric() accepts beyond \\p{N} (CJK numerals …; Unicode 14). */
+const NUMERIC_EXTRA = '\u{3405}\u{3483}\u{382a}\u{3b4d}\u{4e00}\u{4e03}\u{4e07}\u{4e09}\u{4e5d}\u{4e8c}\u{4e94}\u{4e96}\u{4ebf}-\u{4ec0}\u{4edf}\u{4ee8}\u{4f0d}\u{4f70}\u{5104}\u{5146}\u{5169}\u{516b}\u{516d}\u{5341}\u{5343}-\u{5345}\u{534c}\u{53c1}-\u{53c4}\u{56db}\u{58f1}\u{58f9}\u{5e7a}\u{5efe}-\u{5eff}\u{5f0c}-\u{5f0e}\u{5f10}\u{62fe}\u{634c}\u{67d2}\u{6f06}\u{7396}\u{767e}\u{8086}\u{842c}\u{8cae}\u{8cb3}\u{8d30}\u{9621}\u{9646}\u{964c}\u{9678}\u{96f6}\u{f96b}\u{f973}\u{f978}\u{f9b2}\u{f9d1}\u{f9d3}\u{f9fd}\u{20001}\u{20064}\u{200e2}\u{20121}\u{2092a}\u{20983}\u{2098c}\u{2099c}\u{20aea}\u{20afd}\u{20b19}\u{22390}\u{22998}\u{23b1b}\u{2626d}\u{2f890}';
+const IS_DIGIT = new RegExp(`^[\\p{Nd}${DIGIT_EXTRA}]+$`, 'u');
+const IS_NUMERIC = new RegExp(`^[\\p{N}${NUMERIC_EXTRA}]+$`, 'u');
+const IS_ALNUM = new RegExp(`^[\\p{L}\\p{N}${NUMERIC_EXTRA}]+$`, 'u');
+
+export const pyIsDigit = (s: string): boolean => IS_DIGIT.test(s);
+export const pyIsNumeric = (s: string): boolean => IS_NUMERIC.test(s);
+export const pyIsAlnum = (s: string): boolean => IS_ALNUM.test(s);
+
+const ND = /\p{Nd}/u;
+
+/**
+ * _PyUnicode_TransformDecimalAndSpaceToASCII, as int() and float() apply it: decimal digits of any
+ * script become ASCII digits, Unicode whitespace becomes ' ', other non-ASCII characters '?'.
+ */
+export function toAsciiDecimal(s: string): string {
+  if (!/[^\x00-\x7f]/.test(s)) return s;
+  let out = '';
+  for (const c of s) {
+    const cp = c.codePointAt(0)!;
+    if (cp < 0x80) out += c;
+    else if (WS_SET.has(cp)) out += ' ';
+    else if (ND.test(c)) {
+      // decimal digits come in runs of ten, 0 to 9 (Unicode stability policy)
+      let start = cp;
+      while (ND.test(String.fromCodePoint(start - 1))) start--;
+      out += String((cp - start) % 10);
+    } else out += '?';
+  }
+  return out;
+}

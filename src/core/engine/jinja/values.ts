@@ -357,11 +357,11 @@ export function hashKey(v: PyValue): string {
       return 's' + v;
   }
   if (v instanceof Markup) return 's' + v.s;
-  if (v instanceof PyFloat) return Number.isInteger(v.v) ? 'n' + (v.v === 0 ? 0 : v.v) : 'f' + floatRepr(v.v);
+  if (v instanceof PyFloat) return Number.isInteger(v.v) ? 'n' + (Number.isSafeInteger(v.v) ? String(v.v === 0 ? 0 : v.v) : BigInt(v.v).toString()) : 'f' + floatRepr(v.v);
   if (v instanceof PyTuple) return 't(' + v.items.map(hashKey).join(',') + ')';
   if (Array.isArray(v) || v instanceof PyDict || v instanceof DictView) throw typeError(`unhashable type: '${typeName(v)}'`);
   if (v instanceof Undefined) return 'U';
-  if (v instanceof HugeInt) return 'h' + v.v.toString();
+  if (v instanceof HugeInt) return 'n' + v.v.toString();
   if (v instanceof PyRange) return 'r' + [v.start, v.stop, v.step].join(',');
   return 'o' + idOf(v as object);
 }
@@ -413,7 +413,7 @@ export function pyRepr(v: PyValue, depth = 0): string {
     return `dict_${v.kind}([` + items.map((x) => pyRepr(x, depth + 1)).join(', ') + '])';
   }
   if (v instanceof Namespace) return `<Namespace ${pyRepr(v.attrs, depth + 1)}>`;
-  if (v instanceof HugeInt) return v.v.toString();
+  if (v instanceof HugeInt) return bigStr(v.v);
   if (v instanceof PyFunc) {
     if (v.reprText !== undefined) return v.reprText;
     throw new Unsupported(`printing the function '${v.name}' (Python prints a memory address)`);
@@ -489,7 +489,6 @@ export function pyIterate(v: PyValue): Iterator<PyValue> {
     return { next: () => it.next() };
   }
   if (v instanceof Undefined) return [][Symbol.iterator]();
-  if (v instanceof HugeInt) throw huge();
   if (v instanceof PyObj) throw new PyError('KeyError', '0');
   throw typeError(`'${typeName(v)}' object is not iterable`);
 }
@@ -525,22 +524,67 @@ export function isIterable(v: PyValue): boolean {
 // Numbers
 // ---------------------------------------------------------------------------
 
-/** int, bool or float as a JS number plus whether it is a float; undefined for other types. */
-export function numOf(v: PyValue): { f: boolean; n: number } | undefined {
+export interface Num {
+  /** A float (not an int or bool). */
+  f: boolean;
+  /** The value as a double (an int beyond 2^53 rounded, possibly ±Infinity). */
+  n: number;
+  /** The exact value of an int beyond 2^53. */
+  big?: bigint;
+}
+
+/** int, bool or float as a number; undefined for other types. */
+export function numOf(v: PyValue): Num | undefined {
   if (typeof v === 'number') return { f: false, n: v };
   if (typeof v === 'boolean') return { f: false, n: v ? 1 : 0 };
   if (v instanceof PyFloat) return { f: true, n: v.v };
-  if (v instanceof HugeInt) throw huge();
+  if (v instanceof HugeInt) return { f: false, n: Number(v.v), big: v.v };
   return undefined;
 }
 
-/** An int result: must stay a safe integer. */
-export function mkInt(n: number): number {
-  if (!Number.isSafeInteger(n)) {
-    if (Number.isFinite(n)) throw huge();
-    throw huge();
+/** The exact value of an int-like Num. */
+export function bigOf(x: Num): bigint {
+  return x.big ?? BigInt(x.n);
+}
+
+/** float(x) as Python converts an int for float arithmetic (OverflowError beyond the double range). */
+export function floatOf(x: Num): number {
+  if (x.big !== undefined && !Number.isFinite(x.n)) throw new PyError('OverflowError', 'int too large to convert to float');
+  return x.n;
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** An exact int result: a JS number when safe, else a HugeInt. */
+export function intOut(b: bigint): number | HugeInt {
+  if (b <= MAX_SAFE && b >= -MAX_SAFE) return Number(b);
+  return new HugeInt(b);
+}
+
+/** An int result computed in doubles from safe ints; recomputed exactly when it left the safe range. */
+export function mkInt(n: number, exact?: () => bigint): number | HugeInt {
+  if (Number.isSafeInteger(n)) return n === 0 ? 0 : n;
+  if (exact) return intOut(exact());
+  throw huge();
+}
+
+/** Numeric comparison (-1/0/1, NaN when unordered), exact between ints of any size and floats. */
+export function numCompare(a: Num, b: Num): number {
+  if (a.big === undefined && b.big === undefined) {
+    if (Number.isNaN(a.n) || Number.isNaN(b.n)) return NaN;
+    return a.n < b.n ? -1 : a.n > b.n ? 1 : 0;
   }
-  return n === 0 ? 0 : n;
+  const x: number | bigint = a.big ?? a.n;
+  const y: number | bigint = b.big ?? b.n;
+  if ((typeof x === 'number' && Number.isNaN(x)) || (typeof y === 'number' && Number.isNaN(y))) return NaN;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** str(int) of an int beyond 2^53 (CPython 3.11 refuses more than 4300 digits). */
+export function bigStr(b: bigint): string {
+  const s = b.toString();
+  if (s.length - (b < 0n ? 1 : 0) > 4300) throw valueError(`Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit`);
+  return s;
 }
 
 export function mkFloat(n: number): PyFloat {
@@ -556,7 +600,7 @@ export function pyEq(a: PyValue, b: PyValue, depth = 0): boolean {
   if (a === b) return !(a instanceof PyFloat && Number.isNaN(a.v));
   const na = numOf(a);
   const nb = numOf(b);
-  if (na && nb) return na.n === nb.n;
+  if (na && nb) return numCompare(na, nb) === 0;
   if (na || nb) return false;
   if (isStr(a) && isStr(b)) return strOf(a) === strOf(b);
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => x === b[i] || pyEq(x, b[i], depth + 1));
@@ -592,10 +636,7 @@ export function pyCompare(a: PyValue, b: PyValue, op: string, depth = 0): number
   if (b instanceof Undefined) throw b.fail();
   const na = numOf(a);
   const nb = numOf(b);
-  if (na && nb) {
-    if (Number.isNaN(na.n) || Number.isNaN(nb.n)) return NaN;
-    return na.n < nb.n ? -1 : na.n > nb.n ? 1 : 0;
-  }
+  if (na && nb) return numCompare(na, nb);
   if (isStr(a) && isStr(b)) return pyStrCompare(strOf(a), strOf(b));
   const seqA = Array.isArray(a) ? a : a instanceof PyTuple ? a.items : undefined;
   const seqB = Array.isArray(b) ? b : b instanceof PyTuple ? b.items : undefined;
