@@ -14,6 +14,7 @@ import { getTokenizer, listAllTokenizers } from '../core/tokens';
 import { resolveModel } from '../core/models';
 import { REQUEST_FORMATS, formatRequest, type RequestFormat } from '../core/export';
 import { contextConfigPath, initConfigText } from '../core/init';
+import { remainderLines } from '../core/assembly';
 import { SAMPLE_FIXTURE } from '../core/sample';
 import { DiskFileHost, toPosix } from '../node/fileHost';
 import { toSarif } from './sarif';
@@ -155,6 +156,9 @@ function check(args: string[], io: Io): number {
     if (fs.statSync(a).isDirectory()) {
       for (const p of host.glob(a, '**/*')) if (classifyFile(p)) files.push(p);
     } else if (classifyFile(a)) files.push(a);
+    // A dotprompt partial named on its own (a pre-commit hook passes every staged file) is checked
+    // inside the templates that include it.
+    else if (/(^|\/)_[^/]*\.prompt$/i.test(a)) continue;
     else {
       io.err(`ctxlens: '${t}' is not a template (.prompt, .prompty), config (*.context.yaml) or fixture (*.fixture.yaml|json)\n`);
       return 2;
@@ -328,6 +332,7 @@ function budget(args: string[], io: Io): number {
           total: report.total,
           fits: report.fits,
           over_by: report.overBy,
+          ...(report.remainder ? { remainder: report.remainder } : {}),
         },
         null,
         2,
@@ -360,6 +365,8 @@ export function budgetTable(r: BudgetReport): string {
   } else {
     out += `\n${sum}${fmtNum(r.inputAllocated)} input + ${fmtNum(r.output)} output + ${fmtNum(r.margin)} margin = ${fmtNum(r.total)} ${r.fits ? '<=' : '>'} ${fmtNum(r.window)}: ${r.fits ? 'fits' : `over by ${fmtNum(r.overBy)}`}\n`;
   }
+  // Seed 000 3.4: what a history slot with a policy has left once the fixed slots are paid for.
+  for (const l of remainderLines(r)) out += l + '\n';
   out += `(${r.tokenizer}${r.exact ? '' : ', estimate'}${r.model ? `, ${r.model}` : ''})\n`;
   return out;
 }

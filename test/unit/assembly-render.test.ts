@@ -75,8 +75,9 @@ describe('render', () => {
     ]);
     const cfg = big({ evidence: { kind: 'evidence', trust: 'trusted' } });
     expect(run(tpl, cfg, fixture({ evidence: [{ text: 'A' }] })).messages[0].content).toBe('has||A|1');
-    expect(run(tpl, cfg, fixture({})).messages[0].content).toBe('none|U|no docs|0');
-    expect(run(tpl, cfg).messages[0].content).toBe('none|U|no docs|0');
+    // Without a value the slot is undefined for the engine, as it would be for dotprompt: no length.
+    expect(run(tpl, cfg, fixture({})).messages[0].content).toBe('none|U|no docs|');
+    expect(run(tpl, cfg).messages[0].content).toBe('none|U|no docs|');
   });
 
   it('history splits the message it sits in, and what follows it is a model turn (dotprompt)', () => {
