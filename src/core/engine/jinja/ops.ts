@@ -253,8 +253,9 @@ export function floordiv(a: PyValue, b: PyValue): PyValue {
 }
 
 export function mod(a: PyValue, b: PyValue): PyValue {
-  undefinedOperand(a, b);
+  // str.__mod__ runs first: an Undefined argument is a mapping to it (it has __getitem__)
   if (isStr(a)) return percentFormat(a, b);
+  undefinedOperand(a, b);
   const na = numOf(a);
   const nb = numOf(b);
   if (!na || !nb) throw unsupportedOperand('%', a, b);
@@ -427,9 +428,11 @@ export function percentFormat(fmt: string | Markup, args: PyValue): PyValue {
       width = -width;
     }
     if (key !== undefined) {
-      if (!(mapping instanceof PyDict)) throw typeError('format requires a mapping');
-      if (!mapping.has(key)) throw new PyError('KeyError', pyRepr(key));
-      value = mapping.get(key)!;
+      if (mapping instanceof Undefined) throw mapping.fail();
+      const fields = mapping instanceof PyDict ? mapping : mapping instanceof PyObj ? mapping.fields : null;
+      if (!fields) throw typeError(mapping === null ? 'format requires a mapping' : `${typeName(mapping)} indices must be integers or slices, not str`);
+      if (!fields.has(key)) throw new PyError('KeyError', pyRepr(key));
+      value = fields.get(key)!;
     } else if (conv === '%') {
       value = null;
     } else value = nextArg();
