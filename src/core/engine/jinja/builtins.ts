@@ -252,7 +252,7 @@ function jsonStr(s: string): string {
     else if (ch === '\t') out += '\\t';
     else if (ch === '\b') out += '\\b';
     else if (ch === '\f') out += '\\f';
-    else if (c < 0x20 || c > 0x7e) out += c === 0x7f ? ch : '\\u' + c.toString(16).padStart(4, '0');
+    else if (c < 0x20 || c > 0x7e) out += '\\u' + c.toString(16).padStart(4, '0');
     else out += ch;
   }
   return out + '"';
@@ -1020,7 +1020,7 @@ export const FILTERS: Record<string, Filter> = {
     for (const [key, val] of dictItems(v)) {
       if (val === null || val instanceof Undefined) continue;
       const ks = pyStr(key);
-      if (/[\s/>=]/.test(ks)) throw valueError(`Invalid character in attribute name: ${pyRepr(key)}`);
+      if (/[ \t\n\r\f\v/>=]/.test(ks)) throw valueError(`Invalid character in attribute name: ${pyRepr(key)}`);
       items.push(`${markupEscape(key).s}="${markupEscape(val).s}"`);
     }
     let rv = items.join(' ');

@@ -11,12 +11,16 @@
 import type { Span } from '../../types';
 import { FILTERS, TESTS, callJoiner, makeGlobals, type BuiltinEnv } from './builtins';
 import { normalizeTemplate, tokenize } from './lexer';
-import { MISSING, PySlice, add, compare, floordiv, lookupAttr, lookupItem, mod, mul, neg, pos, pow, sub, truediv } from './ops';
+import { MISSING, PySlice, add, compare, directSlice, floordiv, lookupAttr, lookupItem, mod, mul, neg, pos, pow, sub, truediv } from './ops';
 import { Parser, type Expr, type Stmt } from './parser';
 import { annotate, exprChildren, type Annotations, type FrameInfo } from './symbols';
 import {
+  HugeInt,
   Internal,
   Joiner,
+  Markup,
+  PyRange,
+  listText,
   LimitError,
   Namespace,
   PyDict,
@@ -141,6 +145,17 @@ function hasNonFinite(v: PyValue, depth = 0): boolean {
   if (Array.isArray(v)) return v.some((x) => hasNonFinite(x, depth + 1));
   if (v instanceof PyTuple) return v.items.some((x) => hasNonFinite(x, depth + 1));
   if (v instanceof PyDict) return v.entries().some(([k, x]) => hasNonFinite(k, depth + 1) || hasNonFinite(x, depth + 1));
+  return false;
+}
+
+/** jinja2.utils' has_safe_repr: only such constants are folded into the generated code. */
+function hasSafeRepr(v: PyValue, depth = 0): boolean {
+  if (depth > 64) return false;
+  if (v === null || typeof v === 'boolean' || typeof v === 'number' || typeof v === 'string') return true;
+  if (v instanceof PyFloat || v instanceof HugeInt || v instanceof Markup || v instanceof PyRange) return true;
+  if (Array.isArray(v)) return listText(v) === undefined && v.every((x) => hasSafeRepr(x, depth + 1));
+  if (v instanceof PyTuple) return !v.names && v.items.every((x) => hasSafeRepr(x, depth + 1));
+  if (v instanceof PyDict) return v.entries().every(([k, x]) => hasSafeRepr(k, depth + 1) && hasSafeRepr(x, depth + 1));
   return false;
 }
 
@@ -981,21 +996,22 @@ export class Interpreter implements BuiltinEnv {
    */
   private evalFolded(e: Expr, ctx: Ctx, outputChild: boolean): PyValue {
     let v: PyValue = null;
-    let err: unknown;
+    let failed = false;
     this.folding++;
     try {
       v = this.evalInner(e, ctx);
     } catch (x) {
-      err = x;
+      if (!(x instanceof PyError)) throw x;
+      failed = true;
     } finally {
       this.folding--;
     }
-    if (err === undefined) {
+    if (!failed && hasSafeRepr(v)) {
       if (!outputChild && hasNonFinite(v)) throw new PyError('NameError', `name '${floatName(v)}' is not defined`);
       return v;
     }
-    if (err instanceof PyError) for (const c of exprChildren(e)) this.evalFolded(c, ctx, false);
-    throw err;
+    // not folded: the expression runs, its constant children are folded on their own
+    return this.evalInner(e, ctx);
   }
 
   private evalInner(e: Expr, ctx: Ctx, hole?: PyValue): PyValue {
@@ -1079,6 +1095,8 @@ export class Interpreter implements BuiltinEnv {
       case 'Getitem': {
         const obj = this.eval(e.node, ctx);
         const key = this.eval(e.arg, ctx);
+        // slices bypass the environment's getitem (compiler.visit_Getitem), but not when folded
+        if (e.arg.k === 'Slice' && this.folding === 0) return directSlice(obj, key as unknown as PySlice);
         return this.getitem(obj, key);
       }
       case 'Slice':

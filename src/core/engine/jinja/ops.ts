@@ -527,12 +527,18 @@ function wrapSpec(spec: string): ReturnType<typeof parseSpec> {
   }
 }
 
-/** str.format through jinja's SandboxedFormatter (attribute and item access are sandboxed). */
-export function strFormat(env: OpsEnv, fmt: string, args: Args, kwargs: Kwargs, depth = 0): string {
-  if (depth > 2) throw valueError('Max string recursion exceeded');
+/**
+ * str.format through jinja's SandboxedFormatter: string.Formatter.vformat (not CPython's C
+ * str.format: its auto/manual numbering check is looser) with sandboxed attribute / item access.
+ */
+export function strFormat(env: OpsEnv, fmt: string, args: Args, kwargs: Kwargs): string {
+  return vformat(env, fmt, args, kwargs, 2, 0)[0];
+}
+
+function vformat(env: OpsEnv, fmt: string, args: Args, kwargs: Kwargs, depth: number, autoIn: number | false): [string, number | false] {
+  if (depth < 0) throw valueError('Max string recursion exceeded');
+  let auto = autoIn;
   let out = '';
-  let auto = 0;
-  let manual = false;
   let i = 0;
   const n = fmt.length;
   while (i < n) {
@@ -543,50 +549,53 @@ export function strFormat(env: OpsEnv, fmt: string, args: Args, kwargs: Kwargs, 
         i += 2;
         continue;
       }
-      // find the matching close brace (nested {} allowed in the spec)
+      // the field runs to the matching '}' (MarkupIterator: braces nest, ':' restarts the count)
       let j = i + 1;
       let level = 1;
-      while (j < n && level > 0) {
-        if (fmt[j] === '{') level++;
-        else if (fmt[j] === '}') level--;
-        if (level > 0) j++;
+      while (j < n) {
+        const d = fmt[j];
+        if (d === ':') level = 1;
+        else if (d === '{') level++;
+        else if (d === '}' && --level === 0) break;
+        j++;
       }
       if (j >= n) throw valueError("expected '}' before end of string");
       const field = fmt.slice(i + 1, j);
       i = j + 1;
-      let name = field;
-      let conv = '';
-      let spec = '';
-      // split at the first ! or : outside brackets
       let k = 0;
-      let inBracket = false;
+      let br = false;
       for (; k < field.length; k++) {
         const d = field[k];
-        if (d === '[') inBracket = true;
-        else if (d === ']') inBracket = false;
-        else if (!inBracket && (d === '!' || d === ':')) break;
+        if (br) {
+          if (d === ']') br = false;
+        } else if (d === '[') br = true;
+        else if (d === '!' || d === ':') break;
       }
-      name = field.slice(0, k);
+      let name = field.slice(0, k);
+      let conv = '';
+      let spec = '';
       let rest = field.slice(k);
       if (rest.startsWith('!')) {
-        conv = rest[1] ?? '';
+        if (rest.length < 2) throw valueError('end of string while looking for conversion specifier');
+        conv = rest[1];
         rest = rest.slice(2);
-        if (rest && !rest.startsWith(':')) throw valueError('expected \':\' after conversion specifier');
+        if (rest && !rest.startsWith(':')) throw valueError("expected ':' after conversion specifier");
       }
       if (rest.startsWith(':')) spec = rest.slice(1);
-      const m = /^([^.[]*)([\s\S]*)$/.exec(name)!;
-      let first = m[1];
-      let obj: PyValue;
-      if (first === '') {
-        if (manual) throw valueError('cannot switch from manual field specification to automatic field numbering');
-        first = String(auto++);
-      } else if (/^\d+$/.test(first)) {
-        if (auto > 0) throw valueError('cannot switch from automatic field numbering to manual field specification');
-        manual = true;
+      if (name === '') {
+        if (auto === false) throw valueError('cannot switch from manual field specification to automatic field numbering');
+        name = String(auto);
+        auto += 1;
+      } else if (/^[0-9]+$/.test(name)) {
+        if (auto) throw valueError('cannot switch from manual field specification to automatic field numbering');
+        auto = false;
       }
-      if (/^\d+$/.test(first)) {
+      const m = /^([^.[]*)([\s\S]*)$/.exec(name)!;
+      const first = m[1];
+      let obj: PyValue;
+      if (/^[0-9]+$/.test(first)) {
         const ix = Number(first);
-        if (ix >= args.length) throw new PyError('IndexError', `Replacement index ${ix} out of range for positional args tuple`);
+        if (ix >= args.length) throw new PyError('IndexError', 'tuple index out of range');
         obj = args[ix];
       } else {
         if (!kwargs.has(first)) throw new PyError('KeyError', pyRepr(first));
@@ -602,18 +611,18 @@ export function strFormat(env: OpsEnv, fmt: string, args: Args, kwargs: Kwargs, 
         }
         const b = /^\[([^\]]+)\]/.exec(tail);
         if (b) {
-          const key: PyValue = /^\d+$/.test(b[1]) ? Number(b[1]) : b[1];
+          const key: PyValue = /^[0-9]+$/.test(b[1]) ? Number(b[1]) : b[1];
           obj = env.getitem(obj, key);
           tail = tail.slice(b[0].length);
           continue;
         }
-        throw valueError('Only \'.\' or \'[\' may follow \']\' in format field specifier');
+        throw valueError("Only '.' or '[' may follow ']' in format field specifier");
       }
       if (conv === 'r') obj = pyRepr(obj);
       else if (conv === 's') obj = pyStr(obj);
       else if (conv === 'a') throw new Unsupported('!a conversions');
       else if (conv) throw valueError(`Unknown conversion specifier ${conv}`);
-      if (spec.includes('{')) spec = strFormat(env, spec, args, kwargs, depth + 1);
+      if (spec.includes('{')) [spec, auto] = vformat(env, spec, args, kwargs, depth - 1, auto);
       out += pyFormat(obj, spec);
       continue;
     }
@@ -628,7 +637,7 @@ export function strFormat(env: OpsEnv, fmt: string, args: Args, kwargs: Kwargs, 
     out += c;
     i++;
   }
-  return out;
+  return [out, auto];
 }
 
 // ---------------------------------------------------------------------------
@@ -827,6 +836,30 @@ export function lookupItem(obj: PyValue, key: PyValue): PyValue | typeof MISSING
     return items[i];
   }
   return MISSING;
+}
+
+/** `obj[a:b:c]`: jinja2 compiles slices to plain Python subscription (no sandbox getitem, errors propagate). */
+export function directSlice(obj: PyValue, sl: PySlice): PyValue {
+  if (obj instanceof Undefined) throw obj.fail();
+  const bound = (v: PyValue): number | null => {
+    if (v === null) return null;
+    if (typeof v === 'number') return v;
+    if (typeof v === 'boolean') return v ? 1 : 0;
+    if (v instanceof HugeInt) return v.v < 0n ? -Number.MAX_SAFE_INTEGER : Number.MAX_SAFE_INTEGER;
+    throw typeError('slice indices must be integers or None or have an __index__ method');
+  };
+  const seq = Array.isArray(obj) || obj instanceof PyTuple || typeof obj === 'string' || obj instanceof Markup || obj instanceof PyRange;
+  if (!seq) {
+    if (obj instanceof PyDict || obj instanceof PyObj) throw typeError("unhashable type: 'slice'");
+    throw typeError(`'${typeName(obj)}' object is not subscriptable`);
+  }
+  const a = bound(sl.start);
+  const b = bound(sl.stop);
+  const c = bound(sl.step);
+  if (c === 0) throw valueError('slice step cannot be zero');
+  const r = lookupItem(obj, new PySlice(a, b, c) as unknown as PyValue);
+  if (r === MISSING) throw typeError('slice indices must be integers or None or have an __index__ method');
+  return r;
 }
 
 // ---------------------------------------------------------------------------
