@@ -1006,7 +1006,8 @@ export class Interpreter implements BuiltinEnv {
     } finally {
       this.folding--;
     }
-    if (!failed && hasSafeRepr(v)) {
+    // a printed constant is str()-ed at compile time whatever it is; elsewhere only safe reprs are folded
+    if (!failed && (outputChild || hasSafeRepr(v))) {
       if (!outputChild && hasNonFinite(v)) throw new PyError('NameError', `name '${floatName(v)}' is not defined`);
       return v;
     }
