@@ -209,7 +209,7 @@ export function parseChat(data: string): EngineMessage[] {
     buffer = [];
   };
   for (const line of pySplitlines(data)) {
-    if (pyStrip(line, null, true, true).startsWith('![thread]')) {
+    if (line.includes('![thread]') && pyStrip(line, null, true, true).startsWith('![thread]')) {
       flush();
       role = 'thread';
       args = new Map();

@@ -1019,6 +1019,7 @@ export class Interpreter implements BuiltinEnv {
     switch (e.k) {
       case 'Const':
         if (typeof e.value === 'number' && e.float) return new PyFloat(e.value);
+        if (typeof e.value === 'bigint') return new HugeInt(e.value);
         return e.value;
       case 'Name': {
         const ident = ctx.unit.ann.ident.get(e);

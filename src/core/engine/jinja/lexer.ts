@@ -51,7 +51,7 @@ export type TokType =
 export interface Token {
   type: TokType;
   /** Decoded value: the text of data/name tokens, the string of a string literal, the number of a number. */
-  value: string | number;
+  value: string | number | bigint;
   start: number;
   end: number;
 }
@@ -242,14 +242,9 @@ function lexTag(src: string, start: number, isBlock: boolean, toks: Token[], tag
     }
     if ((m = stick(INTEGER_RE, src, pos))) {
       const t = m[0].replace(/_/g, '').toLowerCase();
-      const big = t.startsWith('0b') ? BigInt(t) : t.startsWith('0o') ? BigInt(t) : t.startsWith('0x') ? BigInt(t) : BigInt(t);
-      if (big > BigInt(Number.MAX_SAFE_INTEGER)) {
-        const u = new Unsupported('integer literals beyond 2^53');
-        u.span = { start: pos, end: pos + m[0].length };
-        throw u;
-      }
+      const big = BigInt(t);
       // a name right after the digits ("1abc") is lexed by jinja as integer then name too
-      toks.push({ type: 'integer', value: Number(big), start: pos, end: pos + m[0].length });
+      toks.push({ type: 'integer', value: big > BigInt(Number.MAX_SAFE_INTEGER) ? big : Number(big), start: pos, end: pos + m[0].length });
       pos += m[0].length;
       continue;
     }

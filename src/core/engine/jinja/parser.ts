@@ -9,7 +9,7 @@ import { OPERATOR_TEXT, syntaxError, type TokType, type Token } from './lexer';
 export type Expr =
   | { k: 'Name'; span: Span; name: string; ctx: 'load' | 'store' | 'param' }
   | { k: 'NSRef'; span: Span; name: string; attr: string }
-  | { k: 'Const'; span: Span; value: string | number | boolean | null; float?: boolean }
+  | { k: 'Const'; span: Span; value: string | number | bigint | boolean | null; float?: boolean }
   | { k: 'Tuple'; span: Span; items: Expr[]; ctx: 'load' | 'store' | 'param' }
   | { k: 'List'; span: Span; items: Expr[] }
   | { k: 'Dict'; span: Span; items: { key: Expr; value: Expr }[] }
@@ -76,6 +76,8 @@ function describe(t: Token): string {
   return names[t.type] ?? t.type;
 }
 
+const TOKEN_EXPRS = new Map<string, [string, string | null]>();
+
 export class Parser {
   private i = 0;
   private readonly endTokenStack: string[][] = [];
@@ -98,8 +100,13 @@ export class Parser {
   }
   private test(t: Token, expr: string): boolean {
     if (t.type === expr) return true;
-    const c = expr.indexOf(':');
-    return c >= 0 && t.type === expr.slice(0, c) && t.value === expr.slice(c + 1);
+    let parsed = TOKEN_EXPRS.get(expr);
+    if (!parsed) {
+      const c = expr.indexOf(':');
+      parsed = c >= 0 ? [expr.slice(0, c), expr.slice(c + 1)] : [expr, null];
+      TOKEN_EXPRS.set(expr, parsed);
+    }
+    return parsed[1] !== null && t.type === parsed[0] && t.value === parsed[1];
   }
   private skipIf(expr: string): boolean {
     if (this.test(this.cur, expr)) {
@@ -585,7 +592,7 @@ export class Parser {
     }
     if (t.type === 'integer' || t.type === 'float') {
       this.next();
-      return { k: 'Const', value: t.value as number, float: t.type === 'float', span: sp };
+      return { k: 'Const', value: t.value as number | bigint, float: t.type === 'float', span: sp };
     }
     if (t.type === 'lparen') {
       this.next();
@@ -678,7 +685,7 @@ export class Parser {
       this.next();
       if (a.type === 'name') return { k: 'Getattr', node, attr: String(a.value), span: this.span(start) };
       if (a.type !== 'integer') this.fail('expected name or number', a);
-      return { k: 'Getitem', node, arg: { k: 'Const', value: a.value as number, span: { start: a.start, end: a.end } }, span: this.span(start) };
+      return { k: 'Getitem', node, arg: { k: 'Const', value: a.value as number | bigint, span: { start: a.start, end: a.end } }, span: this.span(start) };
     }
     if (t.type === 'lbracket') {
       const args: Expr[] = [];

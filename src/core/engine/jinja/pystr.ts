@@ -27,12 +27,20 @@ export function pyLen(s: string): number {
 }
 
 export function pyStrip(s: string, chars: string | null | undefined, left: boolean, right: boolean): string {
+  if (chars == null) {
+    // Python's whitespace is all in the BMP: strip UTF-16 units directly
+    let a = 0;
+    let b = s.length;
+    if (left) while (a < b && WS_SET.has(s.charCodeAt(a))) a++;
+    if (right) while (b > a && WS_SET.has(s.charCodeAt(b - 1))) b--;
+    return a === 0 && b === s.length ? s : s.slice(a, b);
+  }
   const cps = codePoints(s);
   let a = 0;
   let b = cps.length;
-  const strip = chars == null ? (c: string) => WS_SET.has(c.codePointAt(0)!) : ((set) => (c: string) => set.has(c))(new Set(codePoints(chars)));
-  if (left) while (a < b && strip(cps[a])) a++;
-  if (right) while (b > a && strip(cps[b - 1])) b--;
+  const set = new Set(codePoints(chars));
+  if (left) while (a < b && set.has(cps[a])) a++;
+  if (right) while (b > a && set.has(cps[b - 1])) b--;
   return a === 0 && b === cps.length ? s : cps.slice(a, b).join('');
 }
 
