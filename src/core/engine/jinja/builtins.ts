@@ -4,8 +4,8 @@
  * (`random`, `pprint`, `urlize`, `lipsum`) report unsupported-feature when they run.
  */
 import { fixedDigits, floatRepr, roundFloat } from './pynum';
-import { PY_WS, codePoints, htmlEscape, toAsciiDecimal, pyCapitalize, pyCenter, pyIsLower, pyIsUpper, pyLen, pyReplace, pySplitlines, pyStrip, pyStrCompare, titleChar } from './pystr';
-import { MAX_BUILD, MISSING, add, compare, intArg, lookupAttr, markupEscape, mul, percentFormat } from './ops';
+import { PY_WS, codePoints, htmlEscape, toAsciiDecimal, pyCapitalize, pyCenter, pyIsLower, pyIsUpper, pyLen, pyReplace, pySplitlines, pyStrip } from './pystr';
+import { MAX_BUILD, MISSING, add, compare, intArg, lookupAttr, markupEscape, percentFormat } from './ops';
 import {
   Cycler,
   DictView,
@@ -28,12 +28,10 @@ import {
   hashKey,
   isIterable,
   isStr,
-  listText,
   bigOf,
   bigStr,
   floatOf as floatOfNum,
   intOut,
-  mkInt,
   numOf,
   pyCompare,
   pyContains,
@@ -1216,4 +1214,3 @@ export function callJoiner(j: Joiner, a: Args, k: Kwargs): PyValue {
   return j.sep;
 }
 
-export { mul, titleChar, pyStrCompare };

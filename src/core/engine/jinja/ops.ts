@@ -3,7 +3,7 @@
  * ImmutableSandboxedEnvironment (`getattr`, `getitem`), with the builtin methods of str, dict,
  * list, tuple and range that templates call.
  */
-import { floatRepr, formatFloat, formatInt, formatStr, parseSpec, percentFloat, percentInt, percentPad } from './pynum';
+import { formatFloat, formatInt, formatStr, parseSpec, percentFloat, percentInt, percentPad } from './pynum';
 import {
   codePoints,
   htmlEscape,
@@ -61,7 +61,6 @@ import {
   pyCompare,
   pyContains,
   pyEq,
-  pyIterate,
   pyList,
   pyRepr,
   pyStr,
@@ -1154,4 +1153,3 @@ function truthyArg(v: PyValue): boolean {
   return true;
 }
 
-export { floatRepr, pyIterate };

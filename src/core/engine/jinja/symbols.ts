@@ -418,9 +418,6 @@ export interface Annotations {
   blocks: Map<string, BlockInfo>;
 }
 
-const CONTEXT_FILTERS_UNUSED = new Set<string>();
-void CONTEXT_FILTERS_UNUSED;
-
 class CompilerExit extends Error {}
 
 /** Nesting bounds below the limits of the Python that runs jinja2's generated code. */
