@@ -22,6 +22,7 @@
  * differs from `gpt-4o`) wins over the stripped name.
  */
 import type { ContextConfig } from './config/schema';
+import { modelKeys } from './models';
 
 /** One price entry: USD per million tokens. */
 export interface Price {
@@ -111,43 +112,7 @@ export const PRICES: Readonly<Record<string, Price>> = {
   'gemini-1.5-flash-8b': g(0.0375, 0.01, 0.15, { above: 128_000, input: 0.075, cached_input: 0.02, output: 0.3 }),
 };
 
-/** The registry's aliases (models.ts), for names whose stripped form is not a table key. */
-const ALIASES: Readonly<Record<string, string>> = {
-  'gpt-4-turbo-preview': 'gpt-4-turbo',
-  'gpt-4-1106-preview': 'gpt-4-turbo',
-  'gpt-4-0125-preview': 'gpt-4-turbo',
-  'gpt-4-vision-preview': 'gpt-4-turbo',
-  'gpt-4o-latest': 'chatgpt-4o-latest',
-  'gpt-35-turbo': 'gpt-3.5-turbo',
-  'claude-sonnet-4-0': 'claude-sonnet-4',
-  'claude-opus-4-0': 'claude-opus-4',
-  'claude-4-sonnet': 'claude-sonnet-4',
-  'claude-4-opus': 'claude-opus-4',
-  'claude-3-7-sonnet-latest': 'claude-3-7-sonnet',
-  'claude-3-5-sonnet-latest': 'claude-3-5-sonnet',
-  'claude-3-5-haiku-latest': 'claude-3-5-haiku',
-  'claude-3-opus-latest': 'claude-3-opus',
-  'gemini-2.5-flash-lite-preview': 'gemini-2.5-flash-lite',
-};
-
 const own = (obj: object, key: string): boolean => Object.prototype.hasOwnProperty.call(obj, key);
-
-/** Table keys to try for a name as users write it, most specific first (the registry's normalisation). */
-function candidates(name: string): string[] {
-  let n = name.trim().toLowerCase();
-  const ft = /^ft:([^:]+):/.exec(n);
-  if (ft) n = ft[1];
-  for (let k = 0; k < 3; k++) n = n.replace(/^(?:openai|anthropic|google|googleai|vertexai|vertex_ai|gemini|azure|azure_openai|azureopenai|bedrock|models|publishers\/[a-z]+\/models)\//, '');
-  const out = [n];
-  const stripped = n
-    .replace(/-\d{4}-\d{2}-\d{2}$/, '')
-    .replace(/-\d{8}$/, '')
-    .replace(/-(?:preview|exp)(?:-\d{2}-\d{2}|-\d{2}-\d{4}|-\d{4})?$/, '')
-    .replace(/-\d{3,4}$/, '')
-    .replace(/-latest$/, '');
-  if (stripped !== n) out.push(stripped);
-  return out;
-}
 
 /**
  * The price of a model: the config's `prices:` entry of that exact name first, then the built-in
@@ -160,10 +125,7 @@ export function priceFor(model: string | undefined, config?: Pick<ContextConfig,
     const p = prices[model];
     return { model, origin: 'config', ...p, as_of: p.as_of ?? 'config', source: p.source ?? configPath ?? 'prices: in the context config' };
   }
-  for (const c of candidates(model)) {
-    const key = own(PRICES, c) ? c : own(ALIASES, c) ? ALIASES[c] : undefined;
-    if (key !== undefined && own(PRICES, key)) return { model: key, origin: 'builtin', ...PRICES[key] };
-  }
+  for (const key of modelKeys(model)) if (own(PRICES, key)) return { model: key, origin: 'builtin', ...PRICES[key] };
   return undefined;
 }
 

@@ -392,11 +392,22 @@ function candidates(name: string): string[] {
   return out;
 }
 
-function lookupBuiltin(name: string): (Builtin & { key: string }) | undefined {
+/**
+ * Table keys to try for a model name as users write it, most specific first: each normalised form
+ * (see `candidates`), then the registry's alias of it. Shared by the registry and the price table
+ * (cost.ts), so both read a name alike.
+ */
+export function modelKeys(name: string): string[] {
+  const out: string[] = [];
   for (const c of candidates(name)) {
-    const key = own(ALIASES, c) ? ALIASES[c] : c;
-    if (own(BUILTIN, key)) return { ...BUILTIN[key], key };
+    if (!out.includes(c)) out.push(c);
+    if (own(ALIASES, c) && !out.includes(ALIASES[c])) out.push(ALIASES[c]);
   }
+  return out;
+}
+
+function lookupBuiltin(name: string): (Builtin & { key: string }) | undefined {
+  for (const key of modelKeys(name)) if (own(BUILTIN, key)) return { ...BUILTIN[key], key };
   return undefined;
 }
 

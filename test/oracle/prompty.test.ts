@@ -56,7 +56,7 @@ const DELIBERATE_UNSUPPORTED: Record<string, string> = {
 
 const FM = '---\nname: case\nmodel:\n  api: chat\n---\n';
 const item = (unit: string, fields: Record<string, unknown>): ItemValue => new ItemValue(unit, fields);
-const items = (list: ItemValue[], sep: string): ItemList => ItemList.of2(list, sep);
+const items = (list: ItemValue[], sep: string): ItemList => ItemList.joined(list, sep);
 
 function c(name: string, body: string, data: Record<string, unknown> = {}, extra: Partial<Case> = {}): Case {
   return { name, source: FM + body, data, ...extra };

@@ -123,7 +123,8 @@ export class ItemList extends Array<ItemValue> {
   static override get [Symbol.species](): ArrayConstructor {
     return Array;
   }
-  static of2(items: readonly ItemValue[], separator: string): ItemList {
+  /** The items, printed with `separator` between them. */
+  static joined(items: readonly ItemValue[], separator: string): ItemList {
     const list = new ItemList();
     for (const it of items) list.push(it);
     Object.defineProperty(list, 'separator', { value: separator, enumerable: false });

@@ -13,8 +13,9 @@
  * Tokenizers that do not add up at safe cuts (chars4, or any other) count the joined text.
  *
  * A message may also be given with a slot's items as one piece (`ListPiece`: the items' texts with
- * the separator between them, render.ts renderTexts), so the fit step's probes do not build a part
- * per item; it counts exactly as its texts joined in place would.
+ * the separator between them); it counts exactly as its texts joined in place would. The engine
+ * renderer (render.ts renderTexts) gives plain part texts since rendering moved to the runtimes'
+ * engines, so no probe builds list pieces today.
  */
 import type { Tokenizer } from '../types';
 import { BpeTokenizer } from '../tokens';

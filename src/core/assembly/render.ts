@@ -247,7 +247,7 @@ export class Renderer {
         neutralised.push(...own);
         return v;
       });
-      input[name] = ItemList.of2(values, m(ITEM_SEPARATOR));
+      input[name] = ItemList.joined(values, m(ITEM_SEPARATOR));
       if (state.kind === 'history' && this.template.format === 'prompt' && !messages) {
         messages = items.map((item) => ({ role: dotpromptRole(item.role ?? 'user'), content: [{ text: m(this.escaped(item, state, []).text, item.index) }] }));
       }

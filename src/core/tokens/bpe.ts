@@ -14,7 +14,8 @@ import { HASH_MUL, NO_RANK, type RankTable } from './rankTable';
 /** Pieces up to this many bytes use the array scan. */
 export const HEAP_THRESHOLD = 128;
 
-const TWO32 = 4294967296;
+/** Heap entries are rank * 2^32 + position: one float orders by rank, then by position. */
+export const TWO32 = 4294967296;
 /** Scratch arrays larger than this are dropped after use. */
 const SCRATCH_KEEP = 1 << 16;
 
@@ -175,7 +176,8 @@ function heapMerge(table: RankTable, buf: Uint8Array, n: number): number {
   return count;
 }
 
-function siftDown(heap: Float64Array, size: number, i: number): void {
+/** Binary min-heap over packed (rank, position) entries, shared with the merge-list engine (mergeBpe.ts). */
+export function siftDown(heap: Float64Array, size: number, i: number): void {
   const v = heap[i];
   for (;;) {
     let c = 2 * i + 1;
@@ -188,7 +190,7 @@ function siftDown(heap: Float64Array, size: number, i: number): void {
   heap[i] = v;
 }
 
-function push(heap: Float64Array, size: number, v: number): number {
+export function push(heap: Float64Array, size: number, v: number): number {
   let i = size;
   while (i > 0) {
     const p = (i - 1) >> 1;

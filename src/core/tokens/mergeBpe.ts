@@ -14,6 +14,8 @@
  * list (the same order), as bpe.ts does for ranks.
  */
 
+import { TWO32, push, siftDown } from './bpe';
+
 /** Slot layout of the pair table: [a, b, rank, result]; a = -1 marks an empty slot. */
 const SLOT = 4;
 
@@ -87,7 +89,6 @@ export class MergeTable {
 }
 
 const NONE = 0x7fffffff;
-const TWO32 = 4294967296;
 /** Words up to this many symbols use the array scan. */
 export const MERGE_HEAP_THRESHOLD = 128;
 
@@ -221,29 +222,4 @@ export function mergeHeap(table: MergeTable, ids: Int32Array, n: number): number
     }
   }
   return count;
-}
-
-function siftDown(heap: Float64Array, size: number, i: number): void {
-  const v = heap[i];
-  for (;;) {
-    let c = 2 * i + 1;
-    if (c >= size) break;
-    if (c + 1 < size && heap[c + 1] < heap[c]) c++;
-    if (heap[c] >= v) break;
-    heap[i] = heap[c];
-    i = c;
-  }
-  heap[i] = v;
-}
-
-function push(heap: Float64Array, size: number, v: number): number {
-  let i = size;
-  while (i > 0) {
-    const p = (i - 1) >> 1;
-    if (heap[p] <= v) break;
-    heap[i] = heap[p];
-    i = p;
-  }
-  heap[i] = v;
-  return size + 1;
 }
