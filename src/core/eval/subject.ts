@@ -43,6 +43,14 @@ export type Prepared = { subject: Subject; error?: undefined } | { subject?: und
 export function prepareSubject(host: FileHost, path: string, options: { model?: string } = {}): Prepared {
   const analysis = analyzeTemplate(host, path, { model: options.model, autoFixture: false });
   if (!analysis) return { error: `cannot read ${path}` };
+  return subjectFromAnalysis(host, analysis, options, path);
+}
+
+/**
+ * The subject of a template analysis made elsewhere (the language server's, with a fixture chosen):
+ * what `prepareSubject` binds, without analysing the template again.
+ */
+export function subjectFromAnalysis(host: FileHost, analysis: TemplateAnalysis, options: { model?: string } = {}, path = analysis.path): Prepared {
   if (!analysis.assembly) {
     const why = analysis.findings.filter((f) => f.severity === 'error').map((f) => `${f.rule}: ${f.message}`)[0];
     return { error: `${path} has no usable context config${why ? ` (${why})` : ''}` };
