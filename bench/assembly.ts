@@ -9,7 +9,8 @@ import { assemble } from '../src/core/assembly';
 import { ContextConfigSchema } from '../src/core/config/schema';
 import { getTokenizer } from '../src/core/tokens';
 import { prng } from './tokens/corpus';
-import type { FixtureDoc, FixtureItem, Span, TemplateDoc, TemplateNode, Tokenizer } from '../src/core/types';
+import { parseTemplate } from '../src/core/template';
+import type { FixtureDoc, FixtureItem, Span, TemplateDoc, Tokenizer } from '../src/core/types';
 
 const SIZES = [100, 1_000, 10_000];
 const RUNS = 7;
@@ -79,33 +80,27 @@ function makeFixture(n: number, seed: number): FixtureDoc {
   };
 }
 
-let at = 1;
-const sp = (): Span => ({ start: at, end: (at += 3) });
-const text = (t: string): TemplateNode => ({ type: 'text', text: t, span: sp() });
-const v = (...path: string[]): TemplateNode => ({ type: 'var', path, span: sp(), raw: false });
-
-const template: TemplateDoc = {
-  path: '/bench/support.prompt',
-  format: 'prompt',
-  text: 'bench template',
-  bodySpan: Z,
-  messages: [
-    { role: 'system', markerSpan: sp(), span: sp(), nodes: [text('You answer SDK questions.\n'), v('policy'), { type: 'history', slot: 'history', span: sp() }] },
-    {
-      role: 'user',
-      markerSpan: sp(),
-      span: sp(),
-      nodes: [text('Evidence:\n'), { type: 'each', path: ['evidence'], body: [text('\n'), v('this'), text('\n')], span: sp(), headSpan: sp() }, text('\nQuestion: '), v('question')],
-    },
-  ],
-  uses: [
-    { slot: 'policy', span: sp(), role: 'system', form: 'var' },
-    { slot: 'history', span: sp(), role: 'system', form: 'history' },
-    { slot: 'evidence', span: sp(), role: 'user', form: 'each' },
-    { slot: 'question', span: sp(), role: 'user', form: 'var' },
-  ],
-  findings: [],
-};
+// A real dotprompt template: the engine renders every kept item (a synthetic AST whose text the
+// engine never sees would measure a request without its evidence).
+const template: TemplateDoc = parseTemplate(
+  '/bench/support.prompt',
+  [
+    '---',
+    'model: gpt-4o',
+    '---',
+    '{{role "system"}}',
+    'You answer SDK questions.',
+    '{{policy}}',
+    '{{history}}',
+    '{{role "user"}}',
+    'Evidence:',
+    '{{#each evidence}}',
+    '{{this}}',
+    '{{/each}}',
+    'Question: {{question}}',
+    '',
+  ].join('\n'),
+);
 
 const config = ContextConfigSchema.parse({
   version: 3,

@@ -16,9 +16,11 @@
  * never ends. The matcher takes the usual syntax (`*`, `**`, `?`, `[a-z]`, `[^x]`, `{a,b}`,
  * backslash escapes) and works in time linear in the path for each pattern segment.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FileHost } from '../core/host';
+import { useSha256 } from '../core/assembly/sha256';
 
 const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'out', '.cache', '.vscode-test']);
 /** Upper bound on entries visited by one glob, so a huge tree cannot stall a request. */
@@ -224,12 +226,22 @@ function within(roots: readonly string[], p: string): boolean {
   return roots.some((r) => p === r || p.startsWith(r.endsWith('/') ? r : r + '/'));
 }
 
+/** Node's SHA-256 of a string's UTF-8 bytes (lone surrogates as U+FFFD, like the core's own). */
+export function nodeSha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
 export class DiskFileHost implements FileHost {
   private readonly listRoots: () => readonly string[];
   private realRootsCache?: { key: string; real: string[] };
 
-  /** `roots` may be a function, for a host whose workspace folders change (the language server's). */
+  /**
+   * `roots` may be a function, for a host whose workspace folders change (the language server's).
+   * A disk host also gives the core Node's native SHA-256 (trace hashes, cache keys): every Node
+   * front end (library, CLI, service, language server) reads through one.
+   */
   constructor(roots: readonly string[] | (() => readonly string[])) {
+    useSha256(nodeSha256);
     if (typeof roots === 'function') this.listRoots = roots;
     else {
       const fixed = roots.map((r) => toPosix(path.resolve(r)));

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { sha256, sha256Bytes } from '../../src/core/assembly/sha256';
+import { pureSha256 as sha256, sha256 as installed, sha256Bytes, useSha256 } from '../../src/core/assembly/sha256';
+import { DiskFileHost, nodeSha256 } from '../../src/node/fileHost';
 
 // node:crypto is the oracle here; the core itself cannot use it (it also runs in the browser).
 const oracle = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
@@ -28,5 +29,23 @@ describe('sha256 (pure, synchronous)', () => {
   it('encodes a lone surrogate as U+FFFD, like TextEncoder', () => {
     expect(sha256('\uD800')).toBe(oracle('\uFFFD'));
     expect(sha256Bytes(new Uint8Array([0x61, 0x62, 0x63]))).toBe(sha256('abc'));
+  });
+
+  it('Node hosts install the native hash, which gives the same digests (lone surrogates too)', () => {
+    let seed = 11;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const units = ['a', 'é', '€', '\uD83D\uDE00', '\uD800', '\uDFFF', '\n', '\u0000', '中'];
+    for (let n = 0; n < 300; n++) {
+      let s = '';
+      const len = Math.floor(rand() * 200);
+      for (let i = 0; i < len; i++) s += units[Math.floor(rand() * units.length)];
+      expect(nodeSha256(s)).toBe(sha256(s));
+    }
+    useSha256(undefined);
+    expect(installed('abc')).toBe(sha256('abc'));
+    new DiskFileHost(['/tmp']);
+    expect(installed('\uD800x')).toBe(nodeSha256('\uD800x'));
+    expect(installed('\uD800x')).toBe(sha256('\uD800x'));
+    useSha256(undefined);
   });
 });

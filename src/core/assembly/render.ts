@@ -113,26 +113,38 @@ export class Renderer {
     return this.full(kept).messages;
   }
 
-  /** The messages, the engine's issues and the neutralisations of one render. */
-  full(kept: ReadonlyMap<string, readonly WorkItem[]>): Rendered {
+  /**
+   * The messages, the engine's issues and the neutralisations of one render. `probe`, a probe of
+   * the same `kept` (fit step), saves the marked render: only the unmarked check is run again.
+   */
+  full(kept: ReadonlyMap<string, readonly WorkItem[]>, probe?: Probe): Rendered {
     if (this.last && this.last.key === kept) return this.last.value;
-    const value = this.run(kept);
+    const value = this.run(kept, probe !== undefined && probe.kept === kept ? probe : undefined);
     this.last = { key: kept, value };
     return value;
   }
 
   /** The part texts of each message, for counting (countParts.ts). */
   renderTexts(kept: ReadonlyMap<string, readonly WorkItem[]>): CountPiece[][] {
-    return this.run(kept, true).messages.map((m) => m.parts.map((p) => p.text));
+    return this.probe(kept).texts;
   }
 
-  private run(kept: ReadonlyMap<string, readonly WorkItem[]>, probe = false): Rendered {
+  /** The marked render of `kept` and its part texts, for counting (countParts.ts). */
+  probe(kept: ReadonlyMap<string, readonly WorkItem[]>): Probe {
+    const marked = this.marked(kept);
+    return { kept, marked, texts: marked.rendered.messages.map((m) => m.parts.map((p) => p.text)) };
+  }
+
+  private marked(kept: ReadonlyMap<string, readonly WorkItem[]>): MarkedRender {
     const neutralised: Rendered['neutralised'] = [];
-    const marked = this.values(kept, true, neutralised);
-    const first = this.engine(marked);
-    const issues: RenderIssue[] = first.issues.map((i) => ({ ...i }));
-    const messages = first.messages.map((m) => this.decode(m));
-    if (probe) return { messages, issues, neutralised };
+    const first = this.engine(this.values(kept, true, neutralised));
+    return { first, rendered: { messages: first.messages.map((m) => this.decode(m)), issues: first.issues.map((i) => ({ ...i })), neutralised } };
+  }
+
+  private run(kept: ReadonlyMap<string, readonly WorkItem[]>, probe: Probe | undefined): Rendered {
+    const { first, rendered } = probe ? probe.marked : this.marked(kept);
+    const { messages, neutralised } = rendered;
+    const issues = rendered.issues.map((i) => ({ ...i }));
     // The check of attribution.ts: the marks must not have changed what the engine rendered.
     const plain = this.engine(this.values(kept, false, []));
     const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i]));
@@ -319,6 +331,19 @@ export class Renderer {
     itemEnvelopes.set(item, { key, value });
     return value;
   }
+}
+
+/** A marked render: the engine's own result and its decoded messages. */
+interface MarkedRender {
+  first: EngineResult;
+  rendered: Rendered;
+}
+
+/** One fit probe: the kept items it rendered, the marked render and its part texts. */
+export interface Probe {
+  readonly kept: ReadonlyMap<string, readonly WorkItem[]>;
+  readonly marked: MarkedRender;
+  readonly texts: CountPiece[][];
 }
 
 interface EngineValues {

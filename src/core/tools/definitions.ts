@@ -78,8 +78,28 @@ function textSource(text: string, file: string | undefined, fixturePath: string,
   };
 }
 
+/** True when some text of the value is JSON that has no function shape (so the slot holds results). */
+function plainlyNotDefinitions(value: FixtureValue): boolean {
+  const texts = value.type === 'text' ? [value.text] : value.type === 'items' ? value.items.map((i) => i.text) : [];
+  for (const text of texts) {
+    const t = text.trim();
+    if (!t.startsWith('{') && !t.startsWith('[')) continue; // not a source: readToolSlot skips it too
+    let v: unknown;
+    try {
+      v = JSON.parse(t);
+    } catch {
+      continue; // YAML flow text, or broken: the located parse decides
+    }
+    if (!looksLikeDefinitions(v)) return true;
+  }
+  return false;
+}
+
 /** Reads a tool slot's value. */
 export function readToolSlot(slot: string, value: FixtureValue, fixture: FixtureDoc, setting: 'definitions' | 'results' | undefined): ToolSlotRead {
+  // Tool results (declared, or a JSON text without a function shape) are not parsed with locations:
+  // the service sees one per request, and a located YAML parse costs far more than JSON.parse.
+  if (setting === 'results' || (setting === undefined && plainlyNotDefinitions(value))) return { definitions: false, entries: [], itemOf: [] };
   const sources: Array<{ src: Source; item: number }> = [];
   if (value.type === 'text') {
     const s = textSource(value.text, value.file, fixture.path, value.span);

@@ -10,7 +10,7 @@
  */
 import type { Finding, RenderedMessage, TemplateDoc } from '../../types';
 import type { WorkItem } from '../item';
-import type { RenderIssue, Rendered } from '../render';
+import type { Probe, RenderIssue, Rendered } from '../render';
 import type { PipelineEnv } from './env';
 import type { SlotRun } from './load';
 import type { DecisionLog } from './log';
@@ -64,19 +64,25 @@ export function fitRequest(env: PipelineEnv, runs: readonly SlotRun[], log: Deci
   };
   // ---- fit: each probe renders the part texts only and counts them without joining.
   const counts = new Map<number, number>();
+  // The fitting probe with the fewest drops: what fitPrefix chooses when the request fits.
+  let best: { k: number; kept: Map<string, WorkItem[]>; probe: Probe } | undefined;
   const tokensAfter = (k: number): number => {
     let n = counts.get(k);
     if (n === undefined) {
+      const kept = keptAfter(k);
+      const probe = renderer.probe(kept);
       n = requestOverhead;
-      for (const texts of renderer.renderTexts(keptAfter(k))) n += messageOverhead + countJoined(tokenizer, texts);
+      for (const texts of probe.texts) n += messageOverhead + countJoined(tokenizer, texts);
       counts.set(k, n);
+      if (n <= fitLimit && (best === undefined || k < best.k)) best = { k, kept, probe };
     }
     return n;
   };
   const fit = fitPrefix(dropSeq.length, tokensAfter, fitLimit);
-  const finalKept = keptAfter(fit.dropped);
-  // ---- render: the chosen prefix, into messages.
-  const rendered = renderer.full(finalKept);
+  const chosen = best !== undefined && best.k === fit.dropped ? best : undefined;
+  const finalKept = chosen ? chosen.kept : keptAfter(fit.dropped);
+  // ---- render: the chosen prefix, into messages (the probe's marked render is reused).
+  const rendered = renderer.full(finalKept, chosen?.probe);
   let tokens = tokensAfter(fit.dropped);
   // The probes count the marked render; when attribution was lost the final messages are the plain one.
   if (rendered.issues.some((i) => i.rule === 'attribution-lost')) {
