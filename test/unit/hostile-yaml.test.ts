@@ -197,3 +197,29 @@ describe('ranges never include a CR line end', () => {
     }
   });
 });
+
+describe('a text with tens of thousands of YAML errors', () => {
+  // Found by the fuzz suite (test/fuzz): a 300,000-character line of `{{x}}` in a fixture took 14 s
+  // to parse, most of it capturing a stack trace for each of yaml's 60,000 error objects.
+  it('parses without capturing a stack trace per error, and restores Error.stackTraceLimit', () => {
+    const text = `slots:\n  q: ${'{{x}}'.repeat(2_000)}\n`;
+    const before = Error.stackTraceLimit;
+    const src = parseYaml(text);
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(src.doc.errors.length).toBeGreaterThan(1_000);
+    // No frames: the stack is the error's first line alone.
+    expect(src.doc.errors[0].stack ?? '').not.toMatch(/\n\s+at /);
+    // Findings are still capped and located.
+    const findings = parseFixture('/w/a.fixture.yaml', text).findings;
+    expect(findings.length).toBeLessThanOrEqual(101);
+    for (const f of findings) expect(f.span.end).toBeLessThanOrEqual(text.length);
+  });
+
+  it('restores Error.stackTraceLimit when parsing throws', () => {
+    const before = Error.stackTraceLimit;
+    // A getter that throws on the text: the parse fails inside, the limit is restored in finally.
+    const hostile = { includes: () => { throw new Error('boom'); } } as unknown as string;
+    expect(() => parseYaml(hostile)).toThrow('boom');
+    expect(Error.stackTraceLimit).toBe(before);
+  });
+});

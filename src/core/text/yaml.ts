@@ -138,6 +138,20 @@ function checkKeys(doc: Document.Parsed, text: string): void {
 }
 
 export function parseYaml(text: string, base = 0): YamlSource {
+  // yaml reports each stray token as an error object, tens of thousands for a long line of
+  // `{{x}}` or `"`; capturing a stack trace for each was most of the parse time, and nothing here
+  // reads them. (Error.stackTraceLimit is V8's; elsewhere setting it does nothing.)
+  const E = Error as { stackTraceLimit?: number };
+  const limit = E.stackTraceLimit;
+  E.stackTraceLimit = 0;
+  try {
+    return parseYamlText(text, base);
+  } finally {
+    E.stackTraceLimit = limit;
+  }
+}
+
+function parseYamlText(text: string, base: number): YamlSource {
   // A lone CR is a line break in YAML 1.2 but not to the yaml package: read it as LF (same length,
   // so every offset still points into `text`).
   const source = text.includes('\r') ? text.replace(/\r(?!\n)/g, '\n') : text;
