@@ -236,6 +236,48 @@ describe('fitting the request (seed 000, build_request)', () => {
     }
   });
 
+  it('fitPrefix steered by an estimate gives the one-by-one answer whatever the estimate, in few recounts when it is close', () => {
+    let seed = 9;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    let guidedRecounts = 0;
+    let plainRecounts = 0;
+    for (let trial = 0; trial < 400; trial++) {
+      const n = Math.floor(rand() * 300);
+      const sizes = Array.from({ length: n }, () => 1 + Math.floor(rand() * 50));
+      const base = 100 + Math.floor(rand() * 200);
+      const prefix = [0];
+      for (const s of sizes) prefix.push(prefix[prefix.length - 1] + s);
+      const total = base + prefix[n];
+      const countAfter = (k: number) => total - prefix[k];
+      const limit = Math.floor(rand() * total * 1.2);
+      let linear = 0;
+      while (linear < n && countAfter(linear) > limit) linear++;
+      // Estimates: exact, proportionally low or high (a missing separator), noisy, and useless.
+      const noise = Array.from({ length: n + 1 }, () => rand());
+      const estimates: Array<(k: number) => number> = [
+        (k) => prefix[k],
+        (k) => prefix[k] * 0.8,
+        (k) => prefix[k] * 1.3 + k,
+        (k) => prefix[k] + Math.floor(noise[k] * 20),
+        () => 0,
+        (k) => k * 1000,
+      ];
+      for (const est of estimates) {
+        const fit = fitPrefix(n, countAfter, limit, (k) => est(Math.max(0, Math.min(n, k))));
+        expect(fit.ok).toBe(countAfter(linear) <= limit);
+        expect(fit.dropped).toBe(linear);
+        expect(fit.tokens).toBe(countAfter(linear));
+        expect(fit.recounts).toBeLessThanOrEqual(4 + 2 * Math.ceil(Math.log2(n + 2)) + 2);
+      }
+      if (linear > 0 && countAfter(linear) <= limit) {
+        guidedRecounts += fitPrefix(n, countAfter, limit, (k) => prefix[k] * 0.8).recounts;
+        plainRecounts += fitPrefix(n, countAfter, limit).recounts;
+      }
+    }
+    // A proportional estimate is calibrated by the first guess: far fewer renders than the walk.
+    expect(guidedRecounts).toBeLessThan(plainRecounts / 2);
+  });
+
   it('fitPrefix on the seed toy serializer', () => {
     const fit = fitPrefix(3, (k) => 1050 - 200 * k, 900);
     expect(fit).toEqual({ dropped: 1, tokens: 850, ok: true, recounts: 2 });

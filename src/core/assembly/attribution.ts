@@ -19,6 +19,7 @@ const HEADER = 7;
 /** Every character the marks use; text that contains any of them cannot be attributed. */
 export const MARK_CHARS = /[\uE000\uE001\uE100-\uE1FF]/;
 const MARK_CHARS_G = /[\uE000\uE001]|[\uE100-\uE1FF]/g;
+const NEXT_MARK = /[\uE000\uE001\uE100-\uE1FF]/g;
 
 function digits(n: number): string {
   return String.fromCharCode(MARK_DIGIT + ((n >> 16) & 0xff), MARK_DIGIT + ((n >> 8) & 0xff), MARK_DIGIT + (n & 0xff));
@@ -87,13 +88,10 @@ export function splitMarked(text: string): MarkedRun[] | undefined {
       continue;
     }
     if (c >= MARK_DIGIT && c <= MARK_DIGIT + 0xff) return undefined;
-    // Copy the run up to the next mark in one slice.
-    let j = i + 1;
-    while (j < text.length) {
-      const d = text.charCodeAt(j);
-      if (d === 0xe000 || d === 0xe001 || (d >= MARK_DIGIT && d <= MARK_DIGIT + 0xff)) break;
-      j++;
-    }
+    // Copy the run up to the next mark in one slice. The regular expression finds it natively;
+    // a charCodeAt loop over an engine's output (a rope of concatenations) runs far slower.
+    NEXT_MARK.lastIndex = i + 1;
+    const j = NEXT_MARK.exec(text)?.index ?? text.length;
     buf += text.slice(i, j);
     i = j;
   }

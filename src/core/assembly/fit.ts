@@ -9,6 +9,16 @@
  * found by galloping and bisection, so a fixture that must shed thousands of items costs
  * O(log n) recounts instead of O(n). The counts are recounts of the real serialization every time,
  * never an assumed subtraction.
+ *
+ * A caller that can estimate what dropping the first k items saves (`savings(k)`, non-decreasing:
+ * the items' own token counts and envelopes, request.ts) gets a guided search instead: the first
+ * guess is where the estimate covers the excess; its real count calibrates the estimate (the
+ * ratio of real to estimated savings, which absorbs separators and envelope text the estimate
+ * leaves out), and the second guess is where the calibrated estimate covers it. Galloping and
+ * bisection from the bracket the guesses leave find the exact prefix, usually after four renders
+ * of the request instead of twenty. The estimate only steers which prefixes are counted: the
+ * answer is the smallest prefix whose real count fits, the same answer as the one-by-one walk on
+ * any count that falls as items are dropped.
  */
 
 export const LINEAR_STEPS = 8;
@@ -28,7 +38,7 @@ export interface FitResult {
  * Smallest k in [0, total] with countAfter(k) <= limit. `countAfter(k)` serializes and counts the
  * request with the first k items of the drop sequence removed.
  */
-export function fitPrefix(total: number, countAfter: (k: number) => number, limit: number): FitResult {
+export function fitPrefix(total: number, countAfter: (k: number) => number, limit: number, savings?: (k: number) => number): FitResult {
   let recounts = 0;
   const count = (k: number) => {
     recounts++;
@@ -36,6 +46,7 @@ export function fitPrefix(total: number, countAfter: (k: number) => number, limi
   };
   let tokens = count(0);
   if (tokens <= limit) return { dropped: 0, tokens, ok: true, recounts };
+  if (savings !== undefined && total > 0) return guided(total, count, tokens, limit, savings, () => recounts);
   const linear = Math.min(total, LINEAR_STEPS);
   for (let k = 1; k <= linear; k++) {
     tokens = count(k);
@@ -68,4 +79,72 @@ export function fitPrefix(total: number, countAfter: (k: number) => number, limi
     } else lo = mid;
   }
   return { dropped: hi, tokens: hiTokens, ok: true, recounts };
+}
+
+/** Smallest k in [1, total] with f(k) >= target (f non-decreasing), or total. */
+function firstReaching(total: number, f: (k: number) => number, target: number): number {
+  let lo = 1;
+  let hi = total;
+  while (lo < hi) {
+    const mid = lo + ((hi - lo) >> 1);
+    if (f(mid) >= target) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** The guided search (count(0) = c0 is known to be over the limit). */
+function guided(total: number, count: (k: number) => number, c0: number, limit: number, savings: (k: number) => number, recounts: () => number): FitResult {
+  const excess = c0 - limit;
+  // lo: largest prefix known over the limit; hi: smallest known to fit (-1: none yet).
+  let lo = 0;
+  let loTokens = c0;
+  let hi = -1;
+  let hiTokens = 0;
+  const probe = (k: number) => {
+    const c = count(k);
+    if (c <= limit) {
+      if (hi < 0 || k < hi) {
+        hi = k;
+        hiTokens = c;
+      }
+    } else if (k > lo) {
+      lo = k;
+      loTokens = c;
+    }
+    return c;
+  };
+  const g1 = firstReaching(total, savings, excess);
+  const c1 = probe(g1);
+  const estimated = savings(g1);
+  const real = c0 - c1;
+  if (estimated > 0 && real > 0) {
+    const ratio = real / estimated;
+    let g2 = firstReaching(total, (k) => savings(k) * ratio, excess);
+    if (hi >= 0) g2 = Math.min(g2, hi - 1);
+    g2 = Math.max(g2, lo + 1);
+    if (g2 !== g1 && (hi < 0 || g2 < hi)) probe(g2);
+  }
+  if (hi < 0) {
+    if (lo === total) return { dropped: total, tokens: loTokens, ok: false, recounts: recounts() };
+    // Gallop up from the largest prefix known to be over.
+    let step = 1;
+    while (hi < 0) {
+      const k = Math.min(total, lo + step);
+      const c = probe(k);
+      if (c > limit && k === total) return { dropped: total, tokens: c, ok: false, recounts: recounts() };
+      step *= 2;
+    }
+  } else {
+    // Gallop down from the smallest prefix known to fit.
+    let step = 1;
+    while (hi - step > lo) {
+      const before = hi;
+      probe(hi - step);
+      if (hi === before) break; // over the limit: lo moved up
+      step *= 2;
+    }
+  }
+  while (hi - lo > 1) probe(lo + ((hi - lo) >> 1));
+  return { dropped: hi, tokens: hiTokens, ok: true, recounts: recounts() };
 }

@@ -77,6 +77,8 @@ interface Escaped {
 }
 
 const escapedTexts = new WeakMap<WorkItem, { key: string; value: Escaped }>();
+/** The engine value of each item, marked and plain, by item and `valueSignature`. */
+const itemValueCache = new WeakMap<WorkItem, { sig: string; marked?: ItemValue; plain?: ItemValue; neutralised: Rendered['neutralised'] }>();
 const itemEnvelopes = new WeakMap<WorkItem, { key: string; value: Envelope }>();
 
 export class Renderer {
@@ -208,8 +210,10 @@ export class Renderer {
 
   /** Item ids by slot and fixture index (the number an item's marks carry), for decoding. */
   private readonly ids = new Map<string, Map<number, string>>();
-  /** The engine value of each item, marked and plain, made once per item and slot settings. */
-  private readonly itemValues = new WeakMap<WorkItem, { marked?: ItemValue; plain?: ItemValue; neutralised: Rendered['neutralised'] }>();
+  /** Everything an item's engine value depends on besides the item: its mark and its slot's settings. */
+  private valueSignature(slotNo: number, state: SlotState): string {
+    return [slotNo, state.name, state.kind, state.untrusted, this.escape, state.label ?? '\u0001', state.envelope, this.selfWrapped.has(state.name), ...state.escapeWith].join('\u0000');
+  }
 
   private values(kept: ReadonlyMap<string, readonly WorkItem[]>, marks: boolean, neutralised: Rendered['neutralised']): EngineValues {
     const input: Record<string, unknown> = {};
@@ -242,10 +246,12 @@ export class Renderer {
         input[name] = item ? m(this.unit(item, state, neutralised), item.index) : '';
         return;
       }
+      const sig = this.valueSignature(slotNo, state);
       const values = items.map((item) => {
-        // Items do not change once built (index.ts, stageMemo): their values are made once.
-        let cached = this.itemValues.get(item);
-        if (!cached) this.itemValues.set(item, (cached = { neutralised: [] }));
+        // Items do not change once built (index.ts, stageMemo): their values are made once per
+        // item and slot settings, and outlive this renderer (the next keystroke's reuses them).
+        let cached = itemValueCache.get(item);
+        if (!cached || cached.sig !== sig) itemValueCache.set(item, (cached = { sig, neutralised: [] }));
         const hit = marks ? cached.marked : cached.plain;
         if (hit) {
           neutralised.push(...cached.neutralised);

@@ -90,12 +90,18 @@ function longHash(text: string): number {
 }
 
 /**
- * Counts of whole texts, least recently used first; bounded by total characters. Long texts are
- * keyed by a hash of their content and verified by comparison on a hit.
+ * Counts of whole texts in two generations: new and recently used texts go into the young map;
+ * when the young map holds half the character bound it becomes the old one (the previous old
+ * one is dropped), and a hit in the old map moves the entry back to the young one. That is an
+ * approximate LRU at O(1) per operation: a strict LRU over one Map re-inserted on every hit and
+ * evicted from its front degrades when tens of thousands of fresh texts stream through (a cold
+ * 10,000-item fixture), because the front fills with deleted entries that every eviction skips.
+ * Long texts are keyed by a hash of their content and verified by comparison on a hit.
  */
 class TextCache {
-  private readonly map = new Map<string | number, { text: string; count: number }>();
-  private chars = 0;
+  private young = new Map<string | number, { text: string; count: number }>();
+  private old = new Map<string | number, { text: string; count: number }>();
+  private youngChars = 0;
 
   private static key(text: string): string | number {
     return text.length <= LONG_KEY ? text : longHash(text);
@@ -103,34 +109,38 @@ class TextCache {
 
   get(text: string): number | undefined {
     const key = TextCache.key(text);
-    const entry = this.map.get(key);
-    if (entry === undefined || entry.text !== text) return undefined;
-    // Refresh recency: Map iteration order is insertion order.
-    this.map.delete(key);
-    this.map.set(key, entry);
-    return entry.count;
+    const entry = this.young.get(key);
+    if (entry !== undefined) return entry.text === text ? entry.count : undefined;
+    const aged = this.old.get(key);
+    if (aged === undefined || aged.text !== text) return undefined;
+    this.old.delete(key);
+    this.put(key, aged);
+    return aged.count;
   }
 
   set(text: string, count: number): void {
     if (text.length > TEXT_CACHE_CHARS / 4) return; // a huge text would evict everything else
     const key = TextCache.key(text);
-    const previous = this.map.get(key);
-    if (previous) {
-      this.map.delete(key); // a hash collision: the newer text wins
-      this.chars -= previous.text.length;
-    }
-    this.map.set(key, { text, count });
-    this.chars += text.length;
-    for (const [k, entry] of this.map) {
-      if (this.chars <= TEXT_CACHE_CHARS) break;
-      this.map.delete(k);
-      this.chars -= entry.text.length;
+    this.old.delete(key);
+    this.put(key, { text, count });
+  }
+
+  private put(key: string | number, entry: { text: string; count: number }): void {
+    const previous = this.young.get(key);
+    if (previous) this.youngChars -= previous.text.length; // a hash collision: the newer text wins
+    this.young.set(key, entry);
+    this.youngChars += entry.text.length;
+    if (this.youngChars > TEXT_CACHE_CHARS / 2) {
+      this.old = this.young;
+      this.young = new Map();
+      this.youngChars = 0;
     }
   }
 
   clear(): void {
-    this.map.clear();
-    this.chars = 0;
+    this.young.clear();
+    this.old.clear();
+    this.youngChars = 0;
   }
 }
 

@@ -78,7 +78,10 @@ export function fitRequest(env: PipelineEnv, runs: readonly SlotRun[], log: Deci
     }
     return n;
   };
-  const fit = fitPrefix(dropSeq.length, tokensAfter, fitLimit);
+  // What dropping the first k items saves by their own counts and envelopes: steers the search.
+  const saved = [0];
+  for (const it of dropSeq) saved.push(saved[saved.length - 1] + it.tokens + runOf.get(it.slot)!.overhead);
+  const fit = fitPrefix(dropSeq.length, tokensAfter, fitLimit, (k) => saved[k]);
   const chosen = best !== undefined && best.k === fit.dropped ? best : undefined;
   const finalKept = chosen ? chosen.kept : keptAfter(fit.dropped);
   // ---- render: the chosen prefix, into messages (the probe's marked render is reused).
