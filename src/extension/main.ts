@@ -158,6 +158,11 @@ export function activate(context: vscode.ExtensionContext): void {
     preview,
     vscode.commands.registerCommand('contextLens.assemble', assemble),
     vscode.commands.registerCommand('contextLens.preview', showPreview),
+    vscode.commands.registerCommand('contextLens.preview.compare', async (arg?: unknown) => {
+      const uri = targetUri(arg) ?? preview.shownTemplate;
+      if (!uri) return needDocument();
+      await preview.pickCompare(uri);
+    }),
     vscode.commands.registerCommand('contextLens.selectFixture', selectFixture),
     vscode.commands.registerCommand('contextLens.selectModel', selectModel),
     vscode.commands.registerCommand('contextLens.exportTrace', exportTrace),

@@ -8,7 +8,8 @@
  *
  *   const panel = PreviewPanel.create(context.extensionUri, templateUri);   // opens beside the editor
  *   panel.onDidReceiveAction(({ action }) => { ...selectFixture / selectModel / copyRequest /
- *                                              exportTrace / revealSource / refresh... });
+ *                                              exportTrace / revealSource / refresh / setCompare /
+ *                                              setBudget / resetWhatIf / applyWhatIf... });
  *   panel.update(snapshotBody);      // complete snapshot; the panel stamps the sequence number
  *   panel.showEmpty('Open a .prompt file');  panel.showError('Language server not running');
  *   context.subscriptions.push(registerPreviewSerializer(context.extensionUri, (panel) => { ... }));

@@ -7,8 +7,9 @@
  * Documents are named by their uri string exactly as the client sent it in `didOpen`.
  */
 import { NotificationType, RequestType } from 'vscode-languageserver-protocol';
+import type { Range } from 'vscode-languageserver-protocol';
 import type { Trace } from '../core/types';
-import type { PreviewSnapshotBody } from './preview';
+import type { CompareTarget, PreviewSnapshotBody } from './preview';
 
 /** Output formats of `contextLens/assemble`; the same names as `ctxlens assemble --format`. */
 export type AssembleFormat = 'openai' | 'anthropic' | 'text' | 'json';
@@ -70,13 +71,30 @@ export interface TemplateChoice {
 export type PreviewReply = { snapshot: PreviewSnapshotBody } | { empty: string };
 
 /**
+ * What the preview shows besides the template as written: what-if slot budgets and a comparison.
+ * Held by the extension per panel and sent with every preview request; the server applies it only
+ * when the request leads to `templateUri` (so a variant never leaks onto another template), and
+ * the snapshot then carries `whatIf` / `compare`.
+ */
+export interface PreviewVariant {
+  templateUri: string;
+  /** Slot -> what-if budget in tokens. */
+  budgets?: Record<string, number>;
+  compare?: CompareTarget;
+}
+
+export interface PreviewParams extends TemplateChoice {
+  variant?: PreviewVariant;
+}
+
+/**
  * Client -> server. The preview panel asks for the complete picture of a template (or of the
  * template a fixture or config feeds) to render; the server waits for the analysis of the
  * document's current version. The panel stamps the sequence number itself.
  */
 export namespace PreviewRequest {
   export const method = 'contextLens/preview' as const;
-  export type Params = TemplateChoice;
+  export type Params = PreviewParams;
   export type Result = PreviewReply;
   export const type = new RequestType<Params, Result, void>(method);
 }
@@ -107,6 +125,37 @@ export namespace AssembleRequest {
   export const method = 'contextLens/assemble' as const;
   export type Params = AssembleParams;
   export type Result = AssembleResult | null;
+  export const type = new RequestType<Params, Result, void>(method);
+}
+
+export interface BudgetEditParams {
+  /** The template (or a document leading to it) whose config gets the budgets. */
+  uri: string;
+  /** Slot -> budget in tokens. */
+  budgets: Record<string, number>;
+}
+
+/** Text edits of one document, against the version the server read (when it is open). */
+export interface BudgetEdit {
+  uri: string;
+  path: string;
+  /** Version of the open document the edits were computed on; absent when read from disk. */
+  version?: number;
+  edits: Array<{ range: Range; newText: string }>;
+}
+
+export type BudgetEditResult = BudgetEdit | { error: string };
+
+/**
+ * Client -> server. "Apply to config" of the preview's what-if budgets: the server computes the
+ * layout-preserving edits of the config (src/core/config/edit.ts: only the YAML value nodes of
+ * the budgets change, or a `budget:` key is added in the mapping's own style) and returns them;
+ * the extension applies them as a `WorkspaceEdit`, so they can be undone in the editor.
+ */
+export namespace BudgetEditRequest {
+  export const method = 'contextLens/budgetEdit' as const;
+  export type Params = BudgetEditParams;
+  export type Result = BudgetEditResult;
   export const type = new RequestType<Params, Result, void>(method);
 }
 

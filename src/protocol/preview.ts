@@ -14,6 +14,7 @@
  *
  * The module is pure (no `vscode`, no DOM, no `node:*`), so both bundles and the tests import it.
  */
+import type { AssemblyDiff } from '../core/eval/diff';
 import type { BudgetReport, Finding, RenderedMessage, Severity, Trace } from '../core/types';
 
 /** The webview panel's viewType, used by the panel, its serializer and package.json. */
@@ -76,6 +77,56 @@ export interface PreviewResult {
   messages: RenderedMessage[];
 }
 
+/**
+ * What the second side (B) of a comparison changes against the panel's request (A): another
+ * fixture, another model, or the budgets (A as the config writes them, B with the what-if budgets).
+ */
+export type CompareTarget = { kind: 'fixture'; path: string } | { kind: 'model'; model: string } | { kind: 'budget' };
+
+/** One side of a comparison, assembled as `ctxlens diff` assembles it. */
+export interface CompareSide {
+  /** "fixture post-retries · gpt-4o · budget evidence=400", as `ctxlens diff` labels it. */
+  label: string;
+  /** Fixture name. */
+  fixture?: string;
+  model?: string;
+  /** What-if budgets this side was assembled with. */
+  budgets?: Record<string, number>;
+  result: PreviewResult;
+}
+
+/** A comparison that could be assembled: both sides, their diff and the CLI command that prints it. */
+export interface PreviewComparison {
+  target: CompareTarget;
+  error?: undefined;
+  a: CompareSide;
+  b: CompareSide;
+  /** `diffAssemblies(a, b)` of src/core/eval/diff.ts, the same data `ctxlens diff --format json` prints. */
+  diff: AssemblyDiff;
+  /** Arguments of the `ctxlens diff` run that prints this comparison (without `ctxlens`). */
+  command: string[];
+}
+
+/** The compare state of a snapshot: a comparison, or why the chosen one cannot be made. */
+export type PreviewCompare = PreviewComparison | { target: CompareTarget; error: string };
+
+/**
+ * What-if budgets: slot budgets the user typed or dragged in the panel, not written anywhere. The
+ * snapshot's `result` is then the request re-assembled with them.
+ */
+export interface WhatIfState {
+  /** Slot -> budget in tokens. */
+  budgets: Record<string, number>;
+  /** The budgets as the config gives them (resolved to tokens; null: none). */
+  written: Record<string, number | null>;
+  /** Why the budgets could not be applied (the result is then the request as written). */
+  error?: string;
+  /** As written (A) against what-if (B), as `ctxlens diff --budget` computes it. */
+  diff?: AssemblyDiff;
+  /** Whether "Apply to config" can write the budgets into a config file, and why not. */
+  apply: { ok: true; path: string } | { ok: false; reason: string };
+}
+
 /** Everything the webview renders, complete. The host sends a new one on every change. */
 export interface PreviewSnapshot {
   /** Increases with every message the panel posts; the webview ignores anything older than what it shows. */
@@ -92,6 +143,10 @@ export interface PreviewSnapshot {
   result: PreviewResult;
   locations: PreviewLocations;
   findings: FindingsSummary;
+  /** Set while what-if budgets are active; `result` is then the what-if request. */
+  whatIf?: WhatIfState;
+  /** Set while the panel compares the request with a variant. */
+  compare?: PreviewCompare;
 }
 
 /** A snapshot before the panel stamps its sequence number (what `PreviewPanel.update` takes). */
@@ -217,6 +272,68 @@ export interface RefreshMessage {
 }
 export const RefreshMessage = defineMessage<RefreshMessage>('refresh', () => ({ type: 'refresh' }));
 
+/** Largest what-if budget the host accepts (far above any window; an exact integer). */
+export const MAX_WHAT_IF_BUDGET = 100_000_000;
+
+function compareTarget(value: unknown): CompareTarget | null | undefined {
+  if (value === null) return null;
+  if (!isRecord(value)) return undefined;
+  if (value.kind === 'fixture') {
+    const path = str(value.path);
+    return path === undefined ? undefined : { kind: 'fixture', path };
+  }
+  if (value.kind === 'model') {
+    const model = str(value.model);
+    return model === undefined ? undefined : { kind: 'model', model };
+  }
+  return value.kind === 'budget' ? { kind: 'budget' } : undefined;
+}
+
+/**
+ * Webview -> host. The user picked what to compare the request with (the "Compare with" picker),
+ * or null to stop comparing. A fixture or model must be one the snapshot lists; `budget` compares
+ * the budgets as written with the what-if budgets, so it needs what-if budgets.
+ */
+export interface SetCompareMessage {
+  type: 'setCompare';
+  target: CompareTarget | null;
+}
+export const SetCompareMessage = defineMessage<SetCompareMessage>('setCompare', (m) => {
+  const target = compareTarget(m.target);
+  return target === undefined ? undefined : { type: 'setCompare', target };
+});
+
+/**
+ * Webview -> host. The user typed or dragged a slot's budget in the budget bar (what-if): the host
+ * asks for a re-assembly with it, writing nothing. `budget` null drops the slot's what-if budget.
+ */
+export interface SetBudgetMessage {
+  type: 'setBudget';
+  slot: string;
+  budget: number | null;
+}
+export const SetBudgetMessage = defineMessage<SetBudgetMessage>('setBudget', (m) => {
+  const slot = typeof m.slot === 'string' && m.slot.length > 0 && m.slot.length <= 256 ? m.slot : undefined;
+  const budget = m.budget === null ? null : typeof m.budget === 'number' && Number.isSafeInteger(m.budget) && m.budget >= 0 && m.budget <= MAX_WHAT_IF_BUDGET ? m.budget : undefined;
+  return slot === undefined || budget === undefined ? undefined : { type: 'setBudget', slot, budget };
+});
+
+/** Webview -> host. The user dropped every what-if budget ("Reset"): back to the request as written. */
+export interface ResetWhatIfMessage {
+  type: 'resetWhatIf';
+}
+export const ResetWhatIfMessage = defineMessage<ResetWhatIfMessage>('resetWhatIf', () => ({ type: 'resetWhatIf' }));
+
+/**
+ * Webview -> host. "Apply to config": write the what-if budgets of the shown snapshot into the
+ * config through a workspace edit (undoable in the editor). Carries nothing: the host writes the
+ * budgets it itself asked the server to assemble, never values from the webview.
+ */
+export interface ApplyWhatIfMessage {
+  type: 'applyWhatIf';
+}
+export const ApplyWhatIfMessage = defineMessage<ApplyWhatIfMessage>('applyWhatIf', () => ({ type: 'applyWhatIf' }));
+
 export type WebviewMessage =
   | ReadyMessage
   | SelectFixtureMessage
@@ -224,7 +341,11 @@ export type WebviewMessage =
   | CopyRequestMessage
   | ExportTraceMessage
   | RevealSourceMessage
-  | RefreshMessage;
+  | RefreshMessage
+  | SetCompareMessage
+  | SetBudgetMessage
+  | ResetWhatIfMessage
+  | ApplyWhatIfMessage;
 
 /** The messages that ask the extension to do something (everything but the `ready` handshake). */
 export type PreviewAction = Exclude<WebviewMessage, ReadyMessage>;
@@ -237,6 +358,10 @@ const WEBVIEW_MESSAGES: ReadonlyArray<MessageDescriptor<WebviewMessage>> = [
   ExportTraceMessage,
   RevealSourceMessage,
   RefreshMessage,
+  SetCompareMessage,
+  SetBudgetMessage,
+  ResetWhatIfMessage,
+  ApplyWhatIfMessage,
 ];
 
 /**
@@ -281,6 +406,21 @@ export function checkActionAgainstSnapshot(action: PreviewAction, snapshot: Prev
       return snapshot !== undefined;
     case 'revealSource':
       return snapshot !== undefined && snapshotPaths(snapshot).has(action.path);
+    case 'setCompare': {
+      if (snapshot === undefined) return false;
+      const t = action.target;
+      if (t === null) return true;
+      if (t.kind === 'fixture') return snapshot.fixtures.some((f) => f.path === t.path);
+      if (t.kind === 'model') return snapshot.models.includes(t.model);
+      return snapshot.whatIf !== undefined;
+    }
+    case 'setBudget':
+      // Only slots of the budget the snapshot shows.
+      return snapshot !== undefined && snapshot.result.budget.slots.some((l) => l.name === action.slot);
+    case 'resetWhatIf':
+      return snapshot?.whatIf !== undefined;
+    case 'applyWhatIf':
+      return snapshot?.whatIf !== undefined && snapshot.whatIf.apply.ok && snapshot.whatIf.error === undefined && Object.keys(snapshot.whatIf.budgets).length > 0;
   }
 }
 
@@ -298,6 +438,8 @@ export const SnapshotMessage = defineMessage<SnapshotMessage>('snapshot', (m) =>
   const r = s.result;
   if (!isRecord(r.budget) || !isRecord(r.trace) || !Array.isArray(r.messages)) return undefined;
   if (!Array.isArray(s.fixtures) || !Array.isArray(s.models) || !isRecord(s.template) || !isRecord(s.locations) || !isRecord(s.findings)) return undefined;
+  if (s.whatIf !== undefined && !(isRecord(s.whatIf) && isRecord(s.whatIf.budgets) && isRecord(s.whatIf.apply))) return undefined;
+  if (s.compare !== undefined && !(isRecord(s.compare) && isRecord(s.compare.target) && (typeof s.compare.error === 'string' || (isRecord(s.compare.a) && isRecord(s.compare.b) && isRecord(s.compare.diff))))) return undefined;
   return { type: 'snapshot', snapshot: s as unknown as PreviewSnapshot };
 });
 

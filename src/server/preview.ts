@@ -1,15 +1,19 @@
 /**
  * Builds the answers of the custom requests that show a whole request: the preview snapshot
  * (src/protocol/preview.ts) and the assembled request in a CLI format with its trace. Both come
- * from a template analysis with an assembly; nothing here re-parses or re-counts.
+ * from a template analysis with an assembly; nothing here re-parses or re-counts, except what-if
+ * budgets and comparisons, which src/server/variant.ts assembles on top of the snapshot.
  */
 import type { TemplateAnalysis } from '../core/analyze';
-import type { AssembleFormat, AssembleResult, PreviewReply } from '../protocol/lsp';
+import type { AssemblyResult } from '../core/types';
+import type { AssembleFormat, AssembleResult, PreviewReply, PreviewVariant } from '../protocol/lsp';
 import type { PreviewLocations, PreviewSnapshotBody } from '../protocol/preview';
 import { summarizeFindings } from '../protocol/preview';
 import { formatRequest } from '../core/export';
 import { LineIndex } from '../core/text/lineIndex';
 import { itemIds } from './items';
+import { applyVariant } from './variant';
+import type { VariantContext } from './variant';
 
 function basename(p: string): string {
   return p.slice(p.lastIndexOf('/') + 1);
@@ -33,9 +37,9 @@ function lineFinder(a: TemplateAnalysis, readFile: (p: string) => string | undef
   };
 }
 
-function locations(a: TemplateAnalysis, lineOf: (p: string, o: number) => number): PreviewLocations {
+function locations(a: TemplateAnalysis, lineOf: (p: string, o: number) => number, asm: AssemblyResult | undefined = a.assembly): PreviewLocations {
   const out: PreviewLocations = { items: [], slots: [], messages: [] };
-  const trace = a.assembly?.trace;
+  const trace = asm?.trace;
   const inTrace = new Set<string>();
   for (const t of trace?.retained ?? []) inTrace.add(`${t.slot}\0${t.id}`);
   for (const o of trace?.omitted ?? []) inTrace.add(`${o.slot}\0${o.id}`);
@@ -65,7 +69,7 @@ function locations(a: TemplateAnalysis, lineOf: (p: string, o: number) => number
   // of their own have no marker of their own.
   const tm = a.template.messages;
   let k = 0;
-  for (const m of a.assembly?.messages ?? []) {
+  for (const m of asm?.messages ?? []) {
     let found: number | undefined;
     for (let j = k; j < tm.length; j++) {
       if (tm[j].role === m.role) {
@@ -88,6 +92,8 @@ export interface SnapshotInput {
   version: number;
   models: string[];
   readFile(p: string): string | undefined;
+  /** What-if budgets and a comparison to apply (src/server/variant.ts), with what they need. */
+  variant?: { value: PreviewVariant; context: VariantContext };
 }
 
 export function previewReply(input: SnapshotInput): PreviewReply {
@@ -118,6 +124,11 @@ export function previewReply(input: SnapshotInput): PreviewReply {
     locations: locations(a, lineOf),
     findings: summarizeFindings(a.findings, lineOf),
   };
+  if (input.variant) {
+    return {
+      snapshot: applyVariant(snapshot, a, input.variant.value, { ...input.variant.context, textOf: input.readFile, locate: (r) => locations(a, lineOf, r) }),
+    };
+  }
   return { snapshot };
 }
 

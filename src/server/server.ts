@@ -32,6 +32,7 @@ import type { Finding, Span } from '../core/types';
 import type { InitializationOptions, ModelsResult, ServerSettings, StatusParams } from '../protocol/lsp';
 import {
   AssembleRequest,
+  BudgetEditRequest,
   DEFAULT_SERVER_SETTINGS,
   FixturesRequest,
   ModelsRequest,
@@ -51,6 +52,7 @@ import { configHover, fixtureHover, templateHover } from './hover';
 import { lightAnalysis } from './light';
 import { modelChoices, tokenizerNames } from './models';
 import { assembleReply, previewReply } from './preview';
+import { budgetEditReply } from './variant';
 import { configSymbols, fixtureSymbols, templateSymbols } from './symbols';
 import { TextView } from './textMap';
 import { UriMap, toPosix, uriToPath } from './uri';
@@ -528,12 +530,29 @@ export function startServer(connection: Connection): void {
     const t = await templateFor(params.uri, params, token);
     if (token.isCancellationRequested) return cancelled();
     if (!t) return { empty: 'Open a .prompt or .prompty template (or a fixture or config bound to one) to preview its request.' };
+    // What-if budgets and comparisons apply to the template they were made for only.
+    const variant = params.variant && params.variant.templateUri === t.uri ? params.variant : undefined;
     return previewReply({
       analysis: t.analysis,
       uri: t.uri,
       version: t.version,
       models: modelChoices(t.analysis).map((m) => m.name),
       readFile: (p) => host.readFull(p),
+      ...(variant ? { variant: { value: variant, context: { host, roots: host.roots, sessionModel: selectedModel !== undefined || settings.defaultModel !== undefined } } } : {}),
+    });
+  });
+
+  connection.onRequest(BudgetEditRequest.type, async ({ uri, budgets }, token) => {
+    const t = await templateFor(uri, {}, token);
+    if (token.isCancellationRequested) return cancelled();
+    if (!t) return { error: 'no template to write budgets for' };
+    return budgetEditReply(t.analysis, budgets, {
+      textOf: (p) => host.readFull(p),
+      uriOf: (p) => uris.uriOf(p),
+      versionOf: (p) => {
+        const u = service.uriOfPath(p);
+        return u ? service.document(u)?.version : undefined;
+      },
     });
   });
 

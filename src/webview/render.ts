@@ -14,6 +14,8 @@ import { append, button, el, srOnly } from './dom';
 import type { Child } from './dom';
 import { basename, describeReason, fmt, fmtChars, fmtScore, pct } from './format';
 import { appendVisibleText, visibleNode, visibleString } from './hiddenChars';
+import { budgetEditor, compareColumns, compareError, comparePicker, compareSection, whatIfBanner } from './variant';
+import type { Widgets } from './variant';
 
 /** Characters of a message body shown before "show all" (about three screens of text). */
 export const BODY_LIMIT = 12_000;
@@ -28,7 +30,7 @@ export interface RenderContext {
 }
 
 /** Lookup tables from the snapshot's locations. */
-interface Locations {
+export interface Locations {
   item(slot: string, id: string): SourceLocation | undefined;
   slot(slot: string): SourceLocation | undefined;
   message(index: number): SourceLocation | undefined;
@@ -104,6 +106,7 @@ function toolbar(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
     model.appendChild(opt);
   }
   model.addEventListener('change', () => ctx.post({ type: 'selectModel', model: model.value }));
+  const compare = comparePicker(s, ctx);
 
   const noRequest = !s.result.ok;
   const copyOpenAi = button('Copy as OpenAI JSON', () => ctx.post({ type: 'copyRequest', format: 'openai' }), {
@@ -133,11 +136,13 @@ function toolbar(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
     ),
     el(
       'div',
-      { class: 'pickers', attrs: { role: 'group', 'aria-label': 'Fixture and model' } },
+      { class: 'pickers', attrs: { role: 'group', 'aria-label': 'Fixture, model and comparison' } },
       el('label', { attrs: { for: 'fixture-picker' } }, 'Fixture'),
       fixture,
       el('label', { attrs: { for: 'model-picker' } }, 'Model'),
       model,
+      el('label', { attrs: { for: 'compare-picker' } }, 'Compare with'),
+      compare,
     ),
     el('div', { class: 'actions', attrs: { role: 'group', 'aria-label': 'Request actions' } }, copyOpenAi, copyAnthropic, exportTrace, refresh),
   );
@@ -150,6 +155,7 @@ function summaryLine(s: PreviewSnapshot): HTMLElement {
   parts.push(el('span', null, [fixture ? `Fixture ${fixture}` : 'No fixture', s.selectedModel ? ` · ${s.selectedModel}` : ''].join('')));
   parts.push(el('span', null, ` · ${budget.tokenizer} `, budget.exact ? badge('exact', 'ok', 'Counts equal the provider tokenizer') : badge('estimate', 'warn', 'Counts are an estimate')));
   if (s.result.ok) parts.push(el('span', null, ` · ${fmt(trace.input_tokens)} input tokens of ${fmt(trace.input_budget)}`));
+  if (s.whatIf) parts.push(el('span', null, ' · ', badge('what-if budgets', 'warn', 'The request is re-assembled with budgets changed in this panel; the config is unchanged')));
   if (!budget.fits) parts.push(el('strong', { class: 'over-text' }, ` · budget over by ${fmt(overWindow(budget))}`));
   return el('p', { class: 'summary', attrs: { role: 'status' } }, ...parts);
 }
@@ -161,6 +167,8 @@ function summaryLine(s: PreviewSnapshot): HTMLElement {
 interface Segment {
   key: string;
   label: string;
+  /** The slot of a slot segment (its budget can be edited as a what-if). */
+  slot?: string;
   tokens: number;
   cls: string;
   used?: number;
@@ -173,7 +181,7 @@ function budgetSegments(budget: BudgetReport, trace: Trace): Segment[] {
   const segs: Segment[] = [];
   budget.slots.forEach((line, i) => {
     if (line.budget === undefined) return;
-    segs.push({ key: `slot-${line.name}`, label: line.name, tokens: line.budget, cls: `seg-slot c${i % PALETTE}`, used: used.get(line.name) });
+    segs.push({ key: `slot-${line.name}`, label: line.name, slot: line.name, tokens: line.budget, cls: `seg-slot c${i % PALETTE}`, used: used.get(line.name) });
   });
   segs.push({ key: 'output', label: 'output reserve', tokens: budget.output, cls: 'seg-output' });
   segs.push({ key: 'margin', label: 'margin', tokens: budget.margin, cls: 'seg-margin' });
@@ -198,8 +206,10 @@ function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
       attrs: { role: 'img', 'aria-label': `Budget of the ${fmt(budget.window)}-token window: ${spoken}; total ${fmt(budget.total)}, ${verdict}.` },
     });
     let offset = 0;
+    const segEls: HTMLElement[] = [];
     for (const g of segs) {
-      const seg = el('div', { class: `seg ${g.cls}`, attrs: { 'data-seg': g.key, 'data-tokens': g.tokens, title: `${g.label}: ${fmt(g.tokens)} tokens (${pct(g.tokens, budget.window)} of the window)` } });
+      const seg = el('div', { class: `seg ${g.cls}${s.whatIf?.budgets[g.slot ?? ''] !== undefined ? ' what-if-seg' : ''}`, attrs: { 'data-seg': g.key, 'data-tokens': g.tokens, title: `${g.label}: ${fmt(g.tokens)} tokens (${pct(g.tokens, budget.window)} of the window)` } });
+      segEls.push(seg);
       seg.style.left = `${(offset / scale) * 100}%`;
       seg.style.width = `${(g.tokens / scale) * 100}%`;
       if (g.used !== undefined && g.tokens > 0) {
@@ -228,19 +238,38 @@ function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
     windowLabel.style.left = `${(budget.window / scale) * 100}%`;
     axis.appendChild(windowLabel);
 
-    const legend = el('ul', { class: 'legend', attrs: { 'aria-label': 'Budget segments' } });
-    for (const g of segs) {
+    // While a slider is dragged, the bar follows: the slot's segment and those after it move.
+    const dragTo = (index: number, tokens: number): void => {
+      let at = 0;
+      segs.forEach((g, i) => {
+        const t = i === index ? tokens : g.tokens;
+        segEls[i].style.left = `${(at / scale) * 100}%`;
+        segEls[i].style.width = `${(t / scale) * 100}%`;
+        at += t;
+      });
+    };
+    const legend = el('ul', { class: 'legend', attrs: { 'aria-label': 'Budget segments; slot budgets can be changed as a what-if' } });
+    segs.forEach((g, i) => {
+      const was = g.slot !== undefined && s.whatIf?.budgets[g.slot] !== undefined ? s.whatIf.written[g.slot] : undefined;
+      const num = el('span', { class: 'num' }, fmt(g.tokens));
       legend.appendChild(
         el(
           'li',
-          { attrs: { 'data-seg': g.key } },
+          { class: g.slot !== undefined ? `slot-budget${was !== undefined ? ' what-if-changed' : ''}` : undefined, attrs: { 'data-seg': g.key } },
           el('span', { class: `swatch ${g.cls}`, attrs: { 'aria-hidden': 'true' } }),
           el('span', { class: 'legend-name' }, g.label),
-          el('span', { class: 'num' }, fmt(g.tokens)),
+          num,
           el('span', { class: 'muted num' }, pct(g.tokens, budget.window)),
+          was !== undefined ? el('span', { class: 'was muted' }, `what-if · written ${was === null ? 'none' : fmt(was)}`) : null,
+          g.slot !== undefined
+            ? budgetEditor(g.slot, g.tokens, budget.window, ctx, (t) => {
+                num.textContent = fmt(t);
+                dragTo(i, t);
+              })
+            : null,
         ),
       );
-    }
+    });
     if (!budget.fits) {
       legend.appendChild(
         el('li', { class: 'over-text', attrs: { 'data-seg': 'overflow' } }, el('span', { class: 'swatch seg-overflow', attrs: { 'aria-hidden': 'true' } }), el('span', { class: 'legend-name' }, 'over the window'), el('span', { class: 'num' }, fmt(overWindow(budget))), el('span', { class: 'muted num' }, pct(overWindow(budget), budget.window))),
@@ -544,8 +573,9 @@ function renderParts(body: HTMLElement, parts: readonly MessagePart[], limit: nu
   }
 }
 
-function messageItem(m: RenderedMessage, index: number, ctx: RenderContext, loc: Locations): HTMLElement {
-  const key = `msg-${index}`;
+function messageItem(m: RenderedMessage, index: number, ctx: RenderContext, loc: Locations, keyPrefix = ''): HTMLElement {
+  // The prefix keeps the expanded state of A's and B's messages apart in compare mode.
+  const key = `${keyPrefix}msg-${index}`;
   const total = m.parts.reduce((n, p) => n + p.text.length, 0);
   const expanded = ctx.ui.expanded.includes(key);
   const limit = expanded ? Infinity : BODY_LIMIT;
@@ -594,16 +624,30 @@ function messagesSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations)
 // Whole views
 // ---------------------------------------------------------------------------
 
+/** What the what-if and compare views (variant.ts) reuse of this renderer. */
+const WIDGETS: Widgets = { section, badge, messageItem };
+
 export function renderSnapshot(root: HTMLElement, s: PreviewSnapshot, ctx: RenderContext): void {
   const loc = indexLocations(s);
   const frag = document.createDocumentFragment();
   frag.appendChild(toolbar(s, ctx));
-  const main = el('main', { attrs: { 'aria-label': `Preview of ${s.template.name}` } });
+  // Compare mode puts A and B side by side; a comparison that failed says why above the usual view.
+  const comparing = s.compare && s.compare.error === undefined ? s.compare : undefined;
+  const main = el('main', { class: [s.whatIf ? 'what-if' : '', comparing ? 'comparing' : ''].filter(Boolean).join(' ') || undefined, attrs: { 'aria-label': `Preview of ${s.template.name}` } });
   main.appendChild(summaryLine(s));
   if (!s.result.ok) {
     main.appendChild(el('div', { class: 'banner error', attrs: { role: 'alert' } }, el('strong', null, 'Assembly failed: '), s.result.error ?? 'unknown error'));
   }
+  append(main, [whatIfBanner(s, ctx, WIDGETS), s.compare ? compareError(s.compare, ctx) : null]);
   const side = el('div', { class: 'col col-numbers', attrs: { 'data-scroll-key': 'numbers' } });
+  if (comparing) {
+    append(side, [budgetSection(s, ctx), compareSection(comparing, ctx, WIDGETS), findingsSection(s, ctx)]);
+    const request = el('div', { class: 'col col-request', attrs: { 'data-scroll-key': 'request' } }, compareColumns(comparing, ctx, loc, WIDGETS));
+    main.appendChild(el('div', { class: 'layout' }, side, request));
+    frag.appendChild(main);
+    root.replaceChildren(frag);
+    return;
+  }
   append(side, [budgetSection(s, ctx), slotsSection(s, ctx, loc), findingsSection(s, ctx), keptSection(s, ctx, loc), omittedSection(s, ctx, loc), neutralisedSection(s, ctx, loc)]);
   const request = el('div', { class: 'col col-request', attrs: { 'data-scroll-key': 'request' } }, messagesSection(s, ctx, loc));
   main.appendChild(el('div', { class: 'layout' }, side, request));

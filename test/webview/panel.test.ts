@@ -21,10 +21,13 @@ import {
   OTHER_FIXTURE_PATH,
   TEMPLATE_PATH,
   TEMPLATE_URI,
+  OTHER_QUESTION,
   XSS_PAYLOADS,
+  buildCompareSnapshot,
   buildLargeSnapshot,
   buildOverflowSnapshot,
   buildSnapshot,
+  buildWhatIfSnapshot,
   buildXssSnapshot,
   requestSize,
   withSeq,
@@ -301,6 +304,167 @@ describe('actions', () => {
   });
 });
 
+describe('what-if budgets', () => {
+  const posted = async (panel: Panel): Promise<unknown> => (await panel.record()).posted.at(-1);
+  const segWidth = (panel: Panel, key: string): Promise<number> => panel.page.locator(`.budget-bar [data-seg="${key}"]`).evaluate((e) => parseFloat((e as HTMLElement).style.width));
+
+  it('a typed budget asks for a re-assembly; the what-if result is marked, with Apply to config and Reset', async () => {
+    const panel = await panelWith(buildSnapshot());
+    const field = panel.page.locator('[data-key="budget-evidence"]');
+    expect(await field.inputValue()).toBe('3000');
+    expect(await field.getAttribute('aria-label')).toBe('evidence budget in tokens, what-if (type and press Enter)');
+    // Not a number: marked invalid, nothing sent.
+    await field.fill('lots');
+    await field.press('Enter');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect((await panel.record()).posted).toEqual([{ type: 'ready' }]);
+    await field.fill('400');
+    await field.press('Enter');
+    expect(await posted(panel)).toEqual({ type: 'setBudget', slot: 'evidence', budget: 400 });
+    expect(await panel.page.locator('.what-if-banner').count()).toBe(0);
+
+    // The host answers with the what-if snapshot.
+    const body = buildWhatIfSnapshot();
+    await panel.post({ type: 'snapshot', snapshot: withSeq(body, 2) });
+    const banner = panel.page.locator('.what-if-banner');
+    expect(await banner.getAttribute('aria-label')).toBe('What-if budgets');
+    expect(await banner.locator('.what-if-budgets li').allTextContents()).toEqual(['evidence 3,000 → 400']);
+    const d = body.whatIf!.diff!;
+    expect(d.input_tokens.delta).toBeLessThan(0);
+    expect(await banner.locator('.delta-line').textContent()).toBe(`Input ${d.input_tokens.a.toLocaleString('en-US')} → ${d.input_tokens.b.toLocaleString('en-US')} tokens (−${Math.abs(d.input_tokens.delta).toLocaleString('en-US')})`);
+    const dropped = await banner.locator('.item-changes li.only-a').evaluateAll((lis) => lis.map((li) => [li.getAttribute('data-item'), li.textContent]));
+    expect(dropped.map(([id]) => id)).toEqual(['ev_0260', 'ev_0255', 'ev_0231', 'ev_0203']);
+    expect(dropped[0][1]).toBe('ev_0260 kept only as written (evidence) — Did not fit the slot budget over-slot-budget');
+    // Marked as what-if in the summary, the bar and the legend; the field shows the what-if value.
+    expect(await panel.page.locator('main').getAttribute('class')).toContain('what-if');
+    expect(await panel.page.locator('.summary').textContent()).toContain('what-if budgets');
+    expect(await panel.page.locator('.budget-bar [data-seg="slot-evidence"]').getAttribute('data-tokens')).toBe('400');
+    expect(await panel.page.locator('.budget-bar [data-seg="slot-evidence"]').getAttribute('class')).toContain('what-if-seg');
+    expect(await panel.page.locator('.legend li[data-seg="slot-evidence"] .was').textContent()).toBe('what-if · written 3,000');
+    expect(await field.inputValue()).toBe('400');
+    await panel.page.screenshot({ path: join(SHOTS, 'panel-what-if.png') });
+
+    await banner.getByRole('button', { name: 'Apply to config' }).click();
+    expect(await posted(panel)).toEqual({ type: 'applyWhatIf' });
+    await banner.getByRole('button', { name: 'Reset' }).click();
+    expect(await posted(panel)).toEqual({ type: 'resetWhatIf' });
+  });
+
+  it('Apply to config is disabled with the reason when the budgets cannot be written', async () => {
+    const panel = await panelWith(buildWhatIfSnapshot({ ok: false, reason: 'The template has no context config to write to: create one first.' }));
+    const apply = panel.page.getByRole('button', { name: 'Apply to config' });
+    expect(await apply.isDisabled()).toBe(true);
+    expect(await apply.getAttribute('title')).toBe('The template has no context config to write to: create one first.');
+    expect(await panel.page.locator('.what-if-banner').textContent()).toContain('create one first');
+  });
+
+  it('the slider drags with mouse and keyboard: the bar follows, the released value is posted', async () => {
+    const panel = await panelWith(buildSnapshot());
+    const range = panel.page.locator('[data-key="budget-range-evidence"]');
+    expect(await range.getAttribute('aria-valuetext')).toBe('3,000 tokens');
+    await range.focus();
+    await panel.page.keyboard.press('ArrowRight');
+    expect(await posted(panel)).toEqual({ type: 'setBudget', slot: 'evidence', budget: 3001 });
+    expect(await panel.page.locator('[data-key="budget-evidence"]').inputValue()).toBe('3001');
+    await panel.page.keyboard.press('Home');
+    expect(await posted(panel)).toEqual({ type: 'setBudget', slot: 'evidence', budget: 0 });
+    // The evidence segment shrank to nothing and the ones after it moved left.
+    expect(await segWidth(panel, 'slot-evidence')).toBe(0);
+    const left = await panel.page.locator('.budget-bar [data-seg="slot-tool_result"]').evaluate((e) => parseFloat((e as HTMLElement).style.left));
+    expect(left).toBeCloseTo(((900 + 1400) / 16_000) * 100, 3);
+    expect(await range.getAttribute('aria-valuetext')).toBe('0 tokens');
+
+    // A mouse drag from the thumb to the middle of the track.
+    const again = await panelWith(buildSnapshot());
+    const r = again.page.locator('[data-key="budget-range-evidence"]');
+    const box = (await r.boundingBox())!;
+    const thumbX = box.x + box.width * (3000 / 16_000);
+    await again.page.mouse.move(thumbX, box.y + box.height / 2);
+    await again.page.mouse.down();
+    await again.page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2, { steps: 5 });
+    await again.page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2, { steps: 5 });
+    // While dragging nothing is sent yet, but the bar already shows the new width.
+    expect((await again.record()).posted).toEqual([{ type: 'ready' }]);
+    expect(await segWidth(again, 'slot-evidence')).toBeGreaterThan((6000 / 16_000) * 100);
+    await again.page.mouse.up();
+    const last = (await posted(again)) as { type: string; slot: string; budget: number };
+    expect(last.type).toBe('setBudget');
+    expect(last.slot).toBe('evidence');
+    expect(Math.abs(last.budget - 8000)).toBeLessThan(400);
+  });
+});
+
+describe('compare mode', () => {
+  const posted = async (panel: Panel): Promise<unknown> => (await panel.record()).posted.at(-1);
+
+  it('the compare picker offers the other fixtures and models, and the budgets only with what-if budgets', async () => {
+    const panel = await panelWith(buildSnapshot());
+    const options = await panel.page.locator('#compare-picker option').evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, o.textContent, (o as HTMLOptionElement).disabled]));
+    expect(options).toEqual([
+      ['', 'Nothing', false],
+      [`fixture:${OTHER_FIXTURE_PATH}`, 'rate-limit', false],
+      ['model:gpt-4o-mini', 'gpt-4o-mini', false],
+      ['model:claude-sonnet-4', 'claude-sonnet-4', false],
+      ['budget', 'As written vs what-if', true],
+    ]);
+    await panel.page.selectOption('#compare-picker', `fixture:${OTHER_FIXTURE_PATH}`);
+    expect(await posted(panel)).toEqual({ type: 'setCompare', target: { kind: 'fixture', path: OTHER_FIXTURE_PATH } });
+    await panel.page.selectOption('#compare-picker', 'model:gpt-4o-mini');
+    expect(await posted(panel)).toEqual({ type: 'setCompare', target: { kind: 'model', model: 'gpt-4o-mini' } });
+    await panel.post({ type: 'snapshot', snapshot: withSeq(buildWhatIfSnapshot(), 2) });
+    await panel.page.selectOption('#compare-picker', 'budget');
+    expect(await posted(panel)).toEqual({ type: 'setCompare', target: { kind: 'budget' } });
+    await panel.page.selectOption('#compare-picker', '');
+    expect(await posted(panel)).toEqual({ type: 'setCompare', target: null });
+  });
+
+  it('shows A and B side by side: per-slot differences, token and cost deltas, the first differing message highlighted', async () => {
+    const body = buildCompareSnapshot();
+    const cmp = body.compare as Extract<typeof body.compare, { diff: unknown }>;
+    const f = cmp.diff.first_difference!;
+    const panel = await panelWith(body);
+    expect(await panel.page.locator('#compare-picker').inputValue()).toBe(`fixture:${OTHER_FIXTURE_PATH}`);
+    expect(await panel.page.locator('main').getAttribute('class')).toContain('comparing');
+    // Two columns, each with its own messages; the kept/omitted tables give way to the comparison.
+    expect(await panel.page.locator('.compare-col h2').allTextContents()).toEqual(['A · fixture post-retries · gpt-4o', 'B · fixture rate-limit · gpt-4o']);
+    expect(await panel.page.locator('.compare-col.side-a .msg').count()).toBe(cmp.a.result.messages.length);
+    expect(await panel.page.locator('.compare-col.side-b .msg').count()).toBe(cmp.b.result.messages.length);
+    expect(await panel.page.locator('.kept-table').count()).toBe(0);
+    expect(await panel.page.locator('.compare-col.side-b .msg').last().textContent()).toContain(OTHER_QUESTION);
+    // The first differing message is the user message with the evidence, highlighted on both sides with its line.
+    expect(f.message).toBe(cmp.a.result.messages.length - 1);
+    for (const side of ['a', 'b'] as const) {
+      const marked = panel.page.locator(`.compare-col.side-${side} .msg.first-diff`);
+      expect(await marked.count()).toBe(1);
+      expect(await panel.page.locator(`.compare-col.side-${side} .msg`).evaluateAll((ms) => ms.findIndex((m) => m.classList.contains('first-diff')))).toBe(f.message);
+      expect(await marked.locator('.diff-callout').textContent()).toBe(`first difference line ${f.line}: ${side === 'a' ? f.a : f.b}`);
+    }
+    // Deltas and per-slot rows, the numbers of the core's diff.
+    const totals = await panel.page.locator('.compare-totals tbody tr[data-row="input"] td').allTextContents();
+    expect(totals).toEqual([cmp.diff.input_tokens.a, cmp.diff.input_tokens.b].map((n) => n.toLocaleString('en-US')).concat(`−${Math.abs(cmp.diff.input_tokens.delta).toLocaleString('en-US')}`));
+    const rows = await panel.page.locator('.compare-slots tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-slot'), tr.classList.contains('changed'), tr.children[1].textContent, tr.children[2].textContent]));
+    expect(rows).toContainEqual(['evidence', true, '6 of 8', '3 of 3']);
+    expect(rows).toContainEqual(['policy', false, '1 of 1', '1 of 1']);
+    const onlyA = await panel.page.locator('#sec-compare .item-changes li.only-a').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-item')));
+    expect(onlyA).toEqual(['ev_0240', 'ev_0260', 'ev_0203']);
+    expect(await panel.page.locator('#sec-compare .first-diff-line').textContent()).toBe(`First differing message: #${f.message + 1} (user), line ${f.line} Show it`);
+    expect(await panel.page.locator('.compare-command code').textContent()).toBe('ctxlens diff sdk-qa/sdk-qa.prompt --fixture post-retries --fixture rate-limit');
+    await panel.page.screenshot({ path: join(SHOTS, 'panel-compare.png') });
+    await panel.page.locator('#sec-compare').getByRole('button', { name: 'Stop comparing' }).click();
+    expect(await posted(panel)).toEqual({ type: 'setCompare', target: null });
+  });
+
+  it('says why a comparison cannot be made, and renders hostile labels as text', async () => {
+    const panel = await panelWith({ ...buildSnapshot(), compare: { target: { kind: 'model', model: 'gpt-4o-mini' }, error: 'unknown model <img src=x onerror="window.__xss=1">' } });
+    expect(await panel.page.locator('.compare-error').textContent()).toBe('Cannot compare: unknown model <img src=x onerror="window.__xss=1"> Stop comparing');
+    expect(await panel.page.locator('.compare-cols').count()).toBe(0);
+    await panel.post({ type: 'snapshot', snapshot: withSeq(buildCompareSnapshot('<img src=x onerror="window.__xss=1">'), 2) });
+    expect(await panel.page.locator('.compare-col.side-b h2').textContent()).toBe('B · <img src=x onerror="window.__xss=1">');
+    expect(await panel.page.locator('#root img').count()).toBe(0);
+    expect((await panel.record()).xss).toBe(0);
+  });
+});
+
 describe('state and accessibility', () => {
   it('persists UI state with the template uri and restores it after a reload', async () => {
     const panel = await panelWith(buildSnapshot());
@@ -322,11 +486,11 @@ describe('state and accessibility', () => {
     const panel = await panelWith(buildSnapshot());
     const focused = (): Promise<string | null> => panel.page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.key ?? document.activeElement?.id ?? null);
     const order: Array<string | null> = [];
-    for (let i = 0; i < 7; i++) {
+    for (let i = 0; i < 8; i++) {
       await panel.page.keyboard.press('Tab');
       order.push(await focused());
     }
-    expect(order).toEqual(['fixture', 'model', 'copy-openai', 'copy-anthropic', 'export-trace', 'refresh', 'toggle-budget']);
+    expect(order).toEqual(['fixture', 'model', 'compare', 'copy-openai', 'copy-anthropic', 'export-trace', 'refresh', 'toggle-budget']);
     await panel.page.keyboard.press('Enter');
     expect(await panel.page.locator('[data-key="toggle-budget"]').getAttribute('aria-expanded')).toBe('false');
     expect(await focused()).toBe('toggle-budget');
@@ -372,7 +536,8 @@ describe('security', () => {
       bodyVisible: getComputedStyle(document.body).display !== 'none',
       text: document.getElementById('root')?.textContent ?? '',
       title: document.querySelector('h1')?.textContent,
-      options: Array.from(document.querySelectorAll('option')).map((o) => o.textContent),
+      options: Array.from(document.querySelectorAll('#fixture-picker option, #model-picker option')).map((o) => o.textContent),
+      compareOptions: Array.from(document.querySelectorAll('#compare-picker option')).map((o) => o.textContent),
     }));
     expect(dom.scripts).toBe(1);
     expect(dom.injected).toBe(0);
@@ -380,6 +545,8 @@ describe('security', () => {
     expect(dom.bodyVisible).toBe(true);
     expect(dom.title).toBe(XSS_PAYLOADS[0]);
     expect(dom.options).toEqual([XSS_PAYLOADS[1], XSS_PAYLOADS[4], XSS_PAYLOADS[5], XSS_PAYLOADS[3]]);
+    // The compare picker lists the other fixture and model by the same hostile names, as text.
+    expect(dom.compareOptions).toEqual(['Nothing', XSS_PAYLOADS[4], XSS_PAYLOADS[3], 'As written vs what-if']);
     for (const payload of XSS_PAYLOADS) expect(dom.text).toContain(payload.replace(/\n/g, '\n'));
     // Picking a hostile fixture posts its path as data, unchanged.
     await panel.page.selectOption('#fixture-picker', { index: 1 });

@@ -18,7 +18,7 @@ import {
   validateWebviewMessage,
 } from '../../src/protocol/preview';
 import { previewCsp, previewHtml } from '../../src/webview/html';
-import { CONFIG_PATH, FIXTURE_PATH, OTHER_FIXTURE_PATH, TEMPLATE_PATH, TEMPLATE_URI, buildSnapshot, withSeq } from './snapshots';
+import { CONFIG_PATH, FIXTURE_PATH, OTHER_FIXTURE_PATH, TEMPLATE_PATH, TEMPLATE_URI, buildCompareSnapshot, buildSnapshot, buildWhatIfSnapshot, withSeq } from './snapshots';
 
 describe('validateWebviewMessage', () => {
   it.each([
@@ -31,6 +31,15 @@ describe('validateWebviewMessage', () => {
     [{ type: 'revealSource', path: '/w/a.prompt', line: 0 }],
     [{ type: 'revealSource', path: '/w/a.prompt', line: 41 }],
     [{ type: 'refresh' }],
+    [{ type: 'setCompare', target: null }],
+    [{ type: 'setCompare', target: { kind: 'fixture', path: '/w/b.fixture.yaml' } }],
+    [{ type: 'setCompare', target: { kind: 'model', model: 'gpt-4o-mini' } }],
+    [{ type: 'setCompare', target: { kind: 'budget' } }],
+    [{ type: 'setBudget', slot: 'evidence', budget: 400 }],
+    [{ type: 'setBudget', slot: 'evidence', budget: 0 }],
+    [{ type: 'setBudget', slot: 'evidence', budget: null }],
+    [{ type: 'resetWhatIf' }],
+    [{ type: 'applyWhatIf' }],
   ])('accepts %j', (message) => {
     expect(validateWebviewMessage(message)).toEqual(message);
   });
@@ -71,6 +80,19 @@ describe('validateWebviewMessage', () => {
     [{ type: 'revealSource', path: '/w/a.prompt', line: Number.NaN }],
     [{ type: 'revealSource', path: '/w/a.prompt', line: Number.MAX_VALUE }],
     [{ type: 'revealSource', path: { toString: () => '/etc/passwd' }, line: 1 }],
+    [{ type: 'setCompare' }],
+    [{ type: 'setCompare', target: 'fixture' }],
+    [{ type: 'setCompare', target: { kind: 'fixture' } }],
+    [{ type: 'setCompare', target: { kind: 'file', path: '/etc/passwd' } }],
+    [{ type: 'setCompare', target: { kind: 'model', model: '' } }],
+    [{ type: 'setBudget', slot: 'evidence' }],
+    [{ type: 'setBudget', slot: 'evidence', budget: -1 }],
+    [{ type: 'setBudget', slot: 'evidence', budget: 1.5 }],
+    [{ type: 'setBudget', slot: 'evidence', budget: '400' }],
+    [{ type: 'setBudget', slot: 'evidence', budget: 1e12 }],
+    [{ type: 'setBudget', slot: 'evidence', budget: Number.POSITIVE_INFINITY }],
+    [{ type: 'setBudget', slot: '', budget: 4 }],
+    [{ type: 'setBudget', slot: 'x'.repeat(300), budget: 4 }],
   ])('rejects %j', (message) => {
     expect(validateWebviewMessage(message)).toBeUndefined();
   });
@@ -118,6 +140,30 @@ describe('checkActionAgainstSnapshot', () => {
     expect(checkActionAgainstSnapshot({ type: 'exportTrace' }, failed)).toBe(true);
   });
 
+  it('allows what-if and compare actions only on what the snapshot shows', () => {
+    expect(checkActionAgainstSnapshot({ type: 'setBudget', slot: 'evidence', budget: 400 }, snapshot)).toBe(true);
+    expect(checkActionAgainstSnapshot({ type: 'setBudget', slot: 'secrets', budget: 400 }, snapshot)).toBe(false);
+    expect(checkActionAgainstSnapshot({ type: 'setCompare', target: { kind: 'fixture', path: OTHER_FIXTURE_PATH } }, snapshot)).toBe(true);
+    expect(checkActionAgainstSnapshot({ type: 'setCompare', target: { kind: 'fixture', path: '/etc/passwd' } }, snapshot)).toBe(false);
+    expect(checkActionAgainstSnapshot({ type: 'setCompare', target: { kind: 'model', model: 'gpt-4o-mini' } }, snapshot)).toBe(true);
+    expect(checkActionAgainstSnapshot({ type: 'setCompare', target: { kind: 'model', model: 'unlisted' } }, snapshot)).toBe(false);
+    expect(checkActionAgainstSnapshot({ type: 'setCompare', target: null }, snapshot)).toBe(true);
+    // Without what-if budgets there is nothing to reset, apply or compare against.
+    expect(checkActionAgainstSnapshot({ type: 'setCompare', target: { kind: 'budget' } }, snapshot)).toBe(false);
+    expect(checkActionAgainstSnapshot({ type: 'resetWhatIf' }, snapshot)).toBe(false);
+    expect(checkActionAgainstSnapshot({ type: 'applyWhatIf' }, snapshot)).toBe(false);
+    const whatIf = withSeq(buildWhatIfSnapshot(), 2);
+    expect(checkActionAgainstSnapshot({ type: 'setCompare', target: { kind: 'budget' } }, whatIf)).toBe(true);
+    expect(checkActionAgainstSnapshot({ type: 'resetWhatIf' }, whatIf)).toBe(true);
+    expect(checkActionAgainstSnapshot({ type: 'applyWhatIf' }, whatIf)).toBe(true);
+    // Not when the config cannot take them, or the budgets did not apply.
+    expect(checkActionAgainstSnapshot({ type: 'applyWhatIf' }, withSeq(buildWhatIfSnapshot({ ok: false, reason: 'no config' }), 3))).toBe(false);
+    const failed = withSeq(buildWhatIfSnapshot(), 4);
+    failed.whatIf = { ...failed.whatIf!, error: "'x' is not a slot of the config" };
+    expect(checkActionAgainstSnapshot({ type: 'applyWhatIf' }, failed)).toBe(false);
+    expect(checkActionAgainstSnapshot({ type: 'setBudget', slot: 'evidence', budget: 1 }, undefined)).toBe(false);
+  });
+
   it('collects the paths a snapshot names', () => {
     expect([...snapshotPaths(snapshot)].sort()).toEqual([CONFIG_PATH, FIXTURE_PATH, OTHER_FIXTURE_PATH, TEMPLATE_PATH].sort());
   });
@@ -136,6 +182,10 @@ describe('validateHostMessage', () => {
     expect(validateHostMessage({ type: 'snapshot', snapshot: { ...snapshot, result: undefined } })).toBeUndefined();
     expect(validateHostMessage({ type: 'snapshot', snapshot: { ...snapshot, seq: '3' } })).toBeUndefined();
     expect(validateHostMessage({ type: 'snapshot', snapshot: { ...snapshot, result: { ...snapshot.result, messages: 'x' } } })).toBeUndefined();
+    expect(validateHostMessage({ type: 'snapshot', snapshot: { ...snapshot, whatIf: 'yes' } })).toBeUndefined();
+    expect(validateHostMessage({ type: 'snapshot', snapshot: { ...snapshot, compare: { target: { kind: 'budget' } } } })).toBeUndefined();
+    const compare = withSeq(buildCompareSnapshot(), 4);
+    expect(validateHostMessage({ type: 'snapshot', snapshot: compare })).toEqual({ type: 'snapshot', snapshot: compare });
     expect(validateHostMessage({ type: 'empty', reason: 'no seq' })).toBeUndefined();
     expect(validateHostMessage({ type: 'ready' })).toBeUndefined();
     expect(validateHostMessage('snapshot')).toBeUndefined();

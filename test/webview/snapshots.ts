@@ -8,7 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { BudgetLine, BudgetReport, MessagePart, OmittedItem, RenderedMessage, Role, SlotKind, SlotTrace, Trace, TraceItem, Trust } from '../../src/core/types';
-import type { PreviewLocations, PreviewSnapshot, PreviewSnapshotBody } from '../../src/protocol/preview';
+import type { AssemblyResult } from '../../src/core/types';
+import { diffAssemblies } from '../../src/core/eval/diff';
+import type { CompareTarget, PreviewComparison, PreviewLocations, PreviewSnapshot, PreviewSnapshotBody } from '../../src/protocol/preview';
 
 export const ROOT = '/workspace/examples/sdk-qa';
 export const TEMPLATE_PATH = `${ROOT}/sdk-qa.prompt`;
@@ -451,4 +453,45 @@ export function buildLargeSnapshot(bytes = 1_048_576): PreviewSnapshotBody {
 /** Total characters of a snapshot's rendered messages. */
 export function requestSize(body: PreviewSnapshotBody): number {
   return body.result.messages.reduce((n, m) => n + m.content.length, 0);
+}
+
+/** A snapshot result as the core's diff reads it (the fields `diffAssemblies` uses are all there). */
+function asResult(r: PreviewSnapshotBody['result']): AssemblyResult {
+  return { ...r, findings: [], tools: [] } as unknown as AssemblyResult;
+}
+
+/** The budgets of the example as its config writes them (history is "10%" of 14,000). */
+export const WRITTEN_BUDGETS = { policy: 900, history: 1400, evidence: 3000, tool_result: 600, question: 300 };
+
+/**
+ * The example re-assembled with a what-if evidence budget of 400: the first two evidence items
+ * stay, the other four are dropped as over the slot budget. `whatIf.diff` is the core's
+ * `diffAssemblies` of the request as written against this one.
+ */
+export function buildWhatIfSnapshot(apply: { ok: true; path: string } | { ok: false; reason: string } = { ok: true, path: CONFIG_PATH }): PreviewSnapshotBody {
+  const asWritten = buildSnapshot();
+  const dropped = EVIDENCE_KEPT.slice(2).map((d) => ({ ...d, reason: 'over-slot-budget' as const }));
+  const body = buildSnapshot({ evidenceBudget: 400, evidence: EVIDENCE_KEPT.slice(0, 2), omitted: [...EVIDENCE_OMITTED, ...dropped], documentVersion: 7 });
+  body.whatIf = { budgets: { evidence: 400 }, written: { ...WRITTEN_BUDGETS }, diff: diffAssemblies(asResult(asWritten.result), asResult(body.result)), apply };
+  return body;
+}
+
+export const OTHER_QUESTION = 'Our nightly export job gets RateLimitError from client.reports.list(): does the SDK back off?';
+
+/**
+ * The example compared with another fixture (B: another question, three of the evidence items in
+ * another order), with the core's diff of the two requests and the `ctxlens diff` arguments.
+ */
+export function buildCompareSnapshot(bLabel = 'fixture rate-limit · gpt-4o', target: CompareTarget = { kind: 'fixture', path: OTHER_FIXTURE_PATH }): PreviewSnapshotBody {
+  const body = buildSnapshot();
+  const b = buildSnapshot({ question: OTHER_QUESTION, evidence: [EVIDENCE_KEPT[3], EVIDENCE_KEPT[0], EVIDENCE_KEPT[4]], omitted: [] });
+  const comparison: PreviewComparison = {
+    target,
+    a: { label: 'fixture post-retries · gpt-4o', fixture: 'post-retries', model: 'gpt-4o', result: body.result },
+    b: { label: bLabel, fixture: 'rate-limit', model: 'gpt-4o', result: b.result },
+    diff: diffAssemblies(asResult(body.result), asResult(b.result)),
+    command: ['diff', 'sdk-qa/sdk-qa.prompt', '--fixture', 'post-retries', '--fixture', 'rate-limit'],
+  };
+  body.compare = comparison;
+  return body;
 }

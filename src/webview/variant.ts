@@ -1,0 +1,331 @@
+/**
+ * The preview's what-if budgets and compare mode, webview side: the "Compare with" picker, the
+ * budget editor of each slot in the budget bar's legend (a slider to drag and a number to type,
+ * both keyboard-operable), the what-if banner (what changed against the budgets as written, Apply
+ * to config, Reset), the comparison section (token and cost deltas, kept and omitted differences
+ * per slot, the first differing message, the `ctxlens diff` command that prints the same) and the
+ * two requests side by side.
+ *
+ * Everything is rendered from the snapshot. The only state outside it is a control's value while
+ * the user drags or types; a committed value is posted to the host (`setBudget`), which answers
+ * with a complete snapshot. Text from the snapshot goes in as text nodes only (`el`, `visibleNode`).
+ * The shared section/badge/message renderers come in as `Widgets` from render.ts, so this module
+ * depends on render.ts for types only.
+ */
+import type { AssemblyDiff, FirstDifference } from '../core/eval/diff';
+import type { RenderedMessage } from '../core/types';
+import type { CompareTarget, PreviewCompare, PreviewComparison, PreviewSnapshot, SourceLocation } from '../protocol/preview';
+import { MAX_WHAT_IF_BUDGET } from '../protocol/preview';
+import { button, el } from './dom';
+import type { Child } from './dom';
+import { basename, describeReason, fmt } from './format';
+import { visibleNode, visibleString } from './hiddenChars';
+import type { RenderContext } from './render';
+
+/** Where things come from (render.ts's lookup of the snapshot's locations). */
+export interface Locations {
+  item(slot: string, id: string): SourceLocation | undefined;
+  slot(slot: string): SourceLocation | undefined;
+  message(index: number): SourceLocation | undefined;
+}
+
+/** The renderers of render.ts this module builds on. */
+export interface Widgets {
+  section(ctx: RenderContext, id: string, title: string, extra: Child, body: () => Child[]): HTMLElement;
+  badge(text: string, cls: string, title?: string): HTMLSpanElement;
+  messageItem(m: RenderedMessage, index: number, ctx: RenderContext, loc: Locations, keyPrefix?: string): HTMLElement;
+}
+
+/** No locations: the items of another fixture than the snapshot's have none. */
+const NO_LOCATIONS: Locations = { item: () => undefined, slot: () => undefined, message: () => undefined };
+
+/** "+1,234", "−567", "±0" (the signs `ctxlens diff` prints). */
+function signed(n: number, format: (x: number) => string = fmt): string {
+  return n === 0 ? '±0' : `${n > 0 ? '+' : '−'}${format(Math.abs(n))}`;
+}
+
+/** Dollars as `ctxlens` prints them (src/core/cost.ts formatUsd): two significant digits below a cent. */
+export function fmtUsd(x: number): string {
+  if (!Number.isFinite(x)) return '—';
+  const v = Math.abs(x);
+  const sign = x < 0 ? '-' : '';
+  const trim = (s: string, keep: number): string => s.replace(new RegExp(`(\\.\\d{${keep}}\\d*?)0+$`), '$1');
+  if (v === 0) return '$0';
+  if (v >= 100) return `${sign}$${Math.round(v).toLocaleString('en-US')}`;
+  if (v >= 1) return `${sign}$${trim(v.toFixed(2), 2)}`;
+  if (v >= 0.01) return `${sign}$${trim(v.toFixed(4), 2)}`;
+  let decimals = Math.min(12, Math.ceil(-Math.log10(v)) + 1);
+  if (Number(v.toFixed(decimals)) >= 0.01) decimals = 3;
+  return `${sign}$${v.toFixed(decimals)}`;
+}
+
+// ---------------------------------------------------------------------------
+// Compare picker
+// ---------------------------------------------------------------------------
+
+function targetValue(t: CompareTarget | undefined): string {
+  if (!t) return '';
+  return t.kind === 'fixture' ? `fixture:${t.path}` : t.kind === 'model' ? `model:${t.model}` : 'budget';
+}
+
+function targetOf(value: string): CompareTarget | null {
+  if (value.startsWith('fixture:')) return { kind: 'fixture', path: value.slice('fixture:'.length) };
+  if (value.startsWith('model:')) return { kind: 'model', model: value.slice('model:'.length) };
+  return value === 'budget' ? { kind: 'budget' } : null;
+}
+
+/** "Compare with": nothing, another fixture, another model, or the budgets as written (with what-if budgets). */
+export function comparePicker(s: PreviewSnapshot, ctx: RenderContext): HTMLSelectElement {
+  const select = el('select', { attrs: { id: 'compare-picker', 'data-key': 'compare', title: 'Show the request beside a variant of it (B)' } });
+  select.appendChild(el('option', { attrs: { value: '' } }, 'Nothing'));
+  const fixtures = el('optgroup', { attrs: { label: 'Fixture' } });
+  for (const f of s.fixtures) if (f.path !== s.selectedFixture) fixtures.appendChild(el('option', { attrs: { value: targetValue({ kind: 'fixture', path: f.path }), title: visibleString(f.path) } }, visibleString(f.name)));
+  const models = el('optgroup', { attrs: { label: 'Model' } });
+  for (const m of s.models) if (m !== s.selectedModel) models.appendChild(el('option', { attrs: { value: targetValue({ kind: 'model', model: m }) } }, visibleString(m)));
+  const budgets = el('optgroup', { attrs: { label: 'Budgets' } }, el('option', { attrs: { value: 'budget', disabled: !s.whatIf, title: s.whatIf ? 'The budgets as written (A) beside the what-if budgets (B)' : 'Type or drag a budget in the budget bar first' } }, 'As written vs what-if'));
+  for (const g of [fixtures, models, budgets]) if (g.childElementCount) select.appendChild(g);
+  select.value = targetValue(s.compare?.target);
+  select.addEventListener('change', () => ctx.post({ type: 'setCompare', target: targetOf(select.value) }));
+  return select;
+}
+
+// ---------------------------------------------------------------------------
+// Budget editor (what-if) in the budget bar's legend
+// ---------------------------------------------------------------------------
+
+/** A whole number of tokens typed in a field, or undefined. */
+function parseBudget(text: string): number | undefined {
+  const t = text.trim().replace(/[,_\s]/g, '');
+  if (!/^\d+$/.test(t)) return undefined;
+  const n = Number(t);
+  return Number.isSafeInteger(n) && n <= MAX_WHAT_IF_BUDGET ? n : undefined;
+}
+
+/**
+ * A slider and a number field for one slot's budget. Dragging (or the arrow keys) moves the
+ * slider and calls `preview` with each value, so the bar follows; releasing it, or typing a number
+ * and pressing Enter (or leaving the field), posts `setBudget` for a re-assembly.
+ */
+export function budgetEditor(slot: string, tokens: number, window: number, ctx: RenderContext, preview: (tokens: number) => void): HTMLElement {
+  const name = visibleString(slot);
+  const max = Math.max(window, tokens);
+  const range = el('input', {
+    class: 'budget-range',
+    attrs: { type: 'range', min: 0, max, step: 1, value: tokens, 'aria-label': `${name} budget, what-if (drag or use the arrow keys)`, 'aria-valuetext': `${fmt(tokens)} tokens`, 'data-key': `budget-range-${slot}` },
+  });
+  const field = el('input', {
+    class: 'budget-input',
+    attrs: { type: 'text', inputmode: 'numeric', value: String(tokens), size: 7, 'aria-label': `${name} budget in tokens, what-if (type and press Enter)`, 'data-key': `budget-${slot}` },
+  });
+  const commit = (n: number): void => {
+    if (n !== tokens) ctx.post({ type: 'setBudget', slot, budget: n });
+  };
+  range.addEventListener('input', () => {
+    const n = Number(range.value);
+    field.value = String(n);
+    range.setAttribute('aria-valuetext', `${fmt(n)} tokens`);
+    preview(n);
+  });
+  range.addEventListener('change', () => commit(Number(range.value)));
+  field.addEventListener('input', () => field.removeAttribute('aria-invalid'));
+  field.addEventListener('change', () => {
+    const n = parseBudget(field.value);
+    if (n === undefined) {
+      field.setAttribute('aria-invalid', 'true');
+      field.title = `A whole number of tokens, 0 to ${fmt(MAX_WHAT_IF_BUDGET)}`;
+      return;
+    }
+    commit(n);
+  });
+  field.addEventListener('keydown', (e) => {
+    // Enter commits even when the text did not change since the last commit attempt.
+    if (e.key === 'Enter') field.dispatchEvent(new Event('change'));
+  });
+  return el('div', { class: 'budget-edit' }, range, field);
+}
+
+// ---------------------------------------------------------------------------
+// What-if banner
+// ---------------------------------------------------------------------------
+
+/** "input 1,922 → 1,423 tokens (−499) · cost $0.0048 → $0.0036 (−$0.0012)". */
+function deltaLine(d: AssemblyDiff): HTMLElement {
+  const parts: Child[] = [`Input ${fmt(d.input_tokens.a)} → ${fmt(d.input_tokens.b)} tokens (`, el('strong', null, signed(d.input_tokens.delta)), ')'];
+  if (d.cost) parts.push(` · cost ${fmtUsd(d.cost.a)} → ${fmtUsd(d.cost.b)} (${signed(d.cost.delta, fmtUsd)} per request)`);
+  return el('p', { class: 'delta-line' }, ...parts);
+}
+
+/** Items only one side kept, per slot, with the other side's reason in words and as a code. */
+function itemChanges(d: AssemblyDiff, onlyA: string, onlyB: string): HTMLElement | undefined {
+  const ul = el('ul', { class: 'item-changes' });
+  // "not a candidate" is the diff's word for an item the other side's data does not hold (no reason code).
+  const reason = (code: string): Child[] => (code === 'not a candidate' ? [' — not in the other side’s data'] : [' — ', visibleNode(describeReason(code)), ' ', el('code', { class: 'reason-code' }, visibleNode(code))]);
+  for (const s of d.slots) {
+    for (const x of s.only_a) ul.appendChild(el('li', { class: 'only-a', attrs: { 'data-item': x.id, 'data-slot': s.slot } }, el('code', null, visibleNode(x.id)), ` ${onlyA} (${visibleString(s.slot)})`, ...reason(x.b)));
+    for (const x of s.only_b) ul.appendChild(el('li', { class: 'only-b', attrs: { 'data-item': x.id, 'data-slot': s.slot } }, el('code', null, visibleNode(x.id)), ` ${onlyB} (${visibleString(s.slot)})`, ...reason(x.a)));
+    for (const x of s.moved) ul.appendChild(el('li', { class: 'moved', attrs: { 'data-item': x.id, 'data-slot': s.slot } }, el('code', null, visibleNode(x.id)), ` moved #${x.a + 1} → #${x.b + 1} (${visibleString(s.slot)})`));
+  }
+  return ul.childElementCount ? ul : undefined;
+}
+
+/**
+ * Shown while what-if budgets are active: which budgets changed, what that does to the request
+ * (against the budgets as written), and the Apply to config / Reset buttons.
+ */
+export function whatIfBanner(s: PreviewSnapshot, ctx: RenderContext, w: Widgets): HTMLElement | undefined {
+  const wi = s.whatIf;
+  if (!wi) return undefined;
+  const changed = el('ul', { class: 'what-if-budgets' });
+  for (const [slot, n] of Object.entries(wi.budgets)) {
+    const was = wi.written[slot];
+    changed.appendChild(el('li', { attrs: { 'data-slot': slot } }, el('strong', null, visibleNode(slot)), ` ${was === null || was === undefined ? 'no budget' : fmt(was)} → ${fmt(n)}`));
+  }
+  const canApply = wi.apply.ok && wi.error === undefined;
+  const target = wi.apply.ok ? basename(wi.apply.path) : undefined;
+  const apply = button('Apply to config', () => ctx.post({ type: 'applyWhatIf' }), {
+    attrs: { 'data-key': 'apply-what-if', disabled: !canApply, title: canApply ? `Write these budgets into ${visibleString(target ?? 'the config')} (an editor edit you can undo)` : wi.apply.ok ? 'The budgets do not apply' : wi.apply.reason },
+  });
+  const reset = button('Reset', () => ctx.post({ type: 'resetWhatIf' }), { class: 'secondary', attrs: { 'data-key': 'reset-what-if', title: 'Back to the budgets as written' } });
+  const body: Child[] = [
+    el('div', { class: 'what-if-head' }, w.badge('what-if', 'warn', 'Budgets changed in this panel only'), el('strong', null, ' What-if budgets'), el('span', { class: 'muted' }, ' — not written to the config'), el('span', { class: 'spacer' }), apply, reset),
+    changed,
+  ];
+  if (wi.error !== undefined) body.push(el('p', { class: 'over-text', attrs: { role: 'alert' } }, `Not applied: ${wi.error}`));
+  else if (wi.diff) {
+    body.push(deltaLine(wi.diff));
+    const items = itemChanges(wi.diff, 'kept only as written', 'kept only with what-if');
+    if (items) body.push(items);
+    else body.push(el('p', { class: 'muted' }, 'The same items are kept as with the budgets as written.'));
+  }
+  if (!wi.apply.ok) body.push(el('p', { class: 'muted' }, wi.apply.reason));
+  else if (canApply) body.push(el('p', { class: 'muted' }, `Apply to config writes ${Object.keys(wi.budgets).length === 1 ? 'this budget' : 'these budgets'} into ${visibleString(target ?? '')}; nothing else in the file changes.`));
+  return el('section', { class: 'what-if-banner', attrs: { 'aria-label': 'What-if budgets', 'data-what-if': 'true' } }, ...body);
+}
+
+// ---------------------------------------------------------------------------
+// Compare mode
+// ---------------------------------------------------------------------------
+
+/** A comparison that could not be made: why, and a way out. */
+export function compareError(c: PreviewCompare, ctx: RenderContext): HTMLElement | undefined {
+  if (c.error === undefined) return undefined;
+  return el(
+    'div',
+    { class: 'banner error compare-error', attrs: { role: 'alert' } },
+    el('strong', null, 'Cannot compare: '),
+    c.error,
+    ' ',
+    button('Stop comparing', () => ctx.post({ type: 'setCompare', target: null }), { class: 'secondary small', attrs: { 'data-key': 'stop-compare' } }),
+  );
+}
+
+function firstDifferenceText(f: FirstDifference): string {
+  const roles = f.role_a === f.role_b ? (f.role_a ?? 'none') : `${f.role_a ?? 'none'} / ${f.role_b ?? 'none'}`;
+  return `First differing message: #${f.message + 1} (${roles}), line ${f.line}`;
+}
+
+/** Token and cost deltas, kept and omitted differences per slot, the first difference and the CLI command. */
+export function compareSection(c: PreviewComparison, ctx: RenderContext, w: Widgets): HTMLElement {
+  const d = c.diff;
+  const extra = el('span', { class: d.input_tokens.delta === 0 ? 'muted' : 'warn-text' }, `${signed(d.input_tokens.delta)} tokens`);
+  return w.section(ctx, 'compare', 'Compare', extra, () => {
+    const sides = el(
+      'dl',
+      { class: 'compare-sides' },
+      el('dt', null, 'A'),
+      el('dd', null, visibleNode(c.a.label), c.a.result.ok ? null : el('span', { class: 'over-text' }, ' — cannot be built')),
+      el('dt', null, 'B'),
+      el('dd', null, visibleNode(c.b.label), c.b.result.ok ? null : el('span', { class: 'over-text' }, ' — cannot be built')),
+    );
+    const totals = el('table', { class: 'grid-table compare-totals' });
+    totals.appendChild(el('caption', { class: 'sr-only' }, 'Input tokens and cost of A and B'));
+    totals.appendChild(el('thead', null, el('tr', null, ...['', 'A', 'B', 'Δ'].map((h, i) => el('th', { class: i > 0 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
+    const tb = el('tbody');
+    tb.appendChild(el('tr', { attrs: { 'data-row': 'input' } }, el('th', { attrs: { scope: 'row' } }, 'Input tokens'), el('td', { class: 'num' }, fmt(d.input_tokens.a)), el('td', { class: 'num' }, fmt(d.input_tokens.b)), el('td', { class: 'num' }, signed(d.input_tokens.delta))));
+    if (d.cost) tb.appendChild(el('tr', { attrs: { 'data-row': 'cost' } }, el('th', { attrs: { scope: 'row' } }, 'Cost per request'), el('td', { class: 'num' }, fmtUsd(d.cost.a)), el('td', { class: 'num' }, fmtUsd(d.cost.b)), el('td', { class: 'num' }, signed(d.cost.delta, fmtUsd))));
+    totals.appendChild(tb);
+
+    const slots = el('table', { class: 'grid-table compare-slots' });
+    slots.appendChild(el('caption', { class: 'sr-only' }, 'Per slot: items kept and tokens used by A and by B'));
+    slots.appendChild(el('thead', null, el('tr', null, ...['Slot', 'A kept', 'B kept', 'A tokens', 'B tokens', 'Δ'].map((h, i) => el('th', { class: i > 0 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
+    const sb = el('tbody');
+    for (const s of d.slots) {
+      const changed = s.kept_a !== s.kept_b || s.total_a !== s.total_b || s.tokens_a !== s.tokens_b || s.only_a.length + s.only_b.length + s.moved.length > 0;
+      sb.appendChild(
+        el(
+          'tr',
+          { class: changed ? 'changed' : undefined, attrs: { 'data-slot': s.slot } },
+          el('th', { attrs: { scope: 'row' } }, visibleNode(s.slot)),
+          el('td', { class: 'num' }, `${fmt(s.kept_a)} of ${fmt(s.total_a)}`),
+          el('td', { class: 'num' }, `${fmt(s.kept_b)} of ${fmt(s.total_b)}`),
+          el('td', { class: 'num' }, fmt(s.tokens_a)),
+          el('td', { class: 'num' }, fmt(s.tokens_b)),
+          el('td', { class: `num${s.tokens_b !== s.tokens_a ? ' warn-text' : ''}` }, signed(s.tokens_b - s.tokens_a)),
+        ),
+      );
+    }
+    slots.appendChild(sb);
+
+    const out: Child[] = [sides, el('div', { class: 'table-wrap' }, totals), el('div', { class: 'table-wrap' }, slots)];
+    const items = itemChanges(d, 'only in A', 'only in B');
+    if (items) out.push(el('h3', null, 'Kept by one side only'), items);
+    const f = d.first_difference;
+    if (f) {
+      out.push(
+        el(
+          'p',
+          { class: 'first-diff-line' },
+          firstDifferenceText(f),
+          ' ',
+          button('Show it', () => {
+            for (const e of Array.from(document.querySelectorAll<HTMLElement>('.compare-col .first-diff'))) e.scrollIntoView({ block: 'start' });
+          }, { class: 'secondary small', attrs: { 'data-key': 'show-first-diff' } }),
+        ),
+      );
+    } else {
+      out.push(el('p', { class: 'muted' }, 'A and B render the same messages.'));
+    }
+    out.push(
+      el('p', { class: 'muted compare-command' }, 'The same diff in a terminal: ', el('code', null, visibleNode(['ctxlens', ...c.command].join(' ')))),
+      el('p', null, button('Stop comparing', () => ctx.post({ type: 'setCompare', target: null }), { class: 'secondary small', attrs: { 'data-key': 'stop-compare' } })),
+    );
+    return out;
+  });
+}
+
+/** Marks the first differing message of one side, with the line where the two start to differ. */
+function markFirstDifference(li: HTMLElement, f: FirstDifference, side: 'a' | 'b', w: Widgets): void {
+  li.classList.add('first-diff');
+  const text = side === 'a' ? f.a : f.b;
+  const callout = el('div', { class: 'diff-callout' }, w.badge('first difference', 'warn'), ` line ${f.line}: `, el('code', { class: 'diff-text' }, visibleNode(text.length > 300 ? `${text.slice(0, 300)}…` : text)));
+  li.insertBefore(callout, li.children[1] ?? null);
+}
+
+/** The requests of A and B side by side, the first differing message highlighted in both. */
+export function compareColumns(c: PreviewComparison, ctx: RenderContext, loc: Locations, w: Widgets): HTMLElement {
+  const f = c.diff.first_difference;
+  const cols = (['a', 'b'] as const).map((k) => {
+    const side = c[k];
+    const r = side.result;
+    const letter = k.toUpperCase();
+    // B's items come from another fixture when the comparison is by fixture: they have no locations here.
+    const where = k === 'b' && c.target.kind === 'fixture' ? NO_LOCATIONS : loc;
+    const head = el('div', { class: 'compare-col-head' }, el('h2', null, `${letter} · `, visibleNode(side.label)), el('span', { class: 'muted' }, r.ok ? `${r.messages.length} message${r.messages.length === 1 ? '' : 's'} · ${fmt(r.trace.input_tokens)} tokens` : 'cannot be built'));
+    const body: Child[] = [head];
+    if (!r.ok) body.push(el('p', { class: 'muted' }, `No request: ${r.error ?? 'assembly failed'}.`));
+    else {
+      const list = el('ol', { class: 'messages', attrs: { 'aria-label': `Messages of ${letter}` } });
+      r.messages.forEach((m, i) => {
+        const li = w.messageItem(m, i, ctx, where, `${k}-`);
+        if (f && f.message === i) markFirstDifference(li, f, k, w);
+        list.appendChild(li);
+      });
+      if (f && f.message >= r.messages.length) {
+        list.appendChild(el('li', { class: 'msg first-diff missing', attrs: { value: f.message + 1 } }, w.badge('first difference', 'warn'), ` ${letter} has no message #${f.message + 1}.`));
+      }
+      body.push(list);
+    }
+    return el('section', { class: `compare-col side-${k}`, attrs: { 'aria-label': `${letter}: ${visibleString(side.label)}`, 'data-side': k } }, ...body);
+  });
+  return el('div', { class: 'compare-cols' }, ...cols);
+}
