@@ -17,6 +17,7 @@
  * Chat Completions `tool` message without `tool_call_id` is refused by the API.
  */
 import type { AssemblyResult, MessagePart, RenderedMessage } from './types';
+import { conflictText, reasonText } from './assembly/reasonText';
 
 export type RequestFormat = 'openai' | 'anthropic' | 'text' | 'json' | 'openai-responses' | 'gemini';
 export const REQUEST_FORMATS: readonly RequestFormat[] = ['openai', 'anthropic', 'text', 'json', 'openai-responses', 'gemini'];
@@ -77,7 +78,11 @@ export function toAnthropic(messages: readonly RenderedMessage[], opts: { model?
   return { ...(opts.model ? { model: opts.model } : {}), max_tokens: opts.maxTokens, ...(system.length ? { system: system.join('\n\n') } : {}), messages: out };
 }
 
-/** A readable rendering: one header per message, slot boundaries marked on their own lines. */
+/**
+ * A readable rendering: one header per message, slot boundaries marked on their own lines; then the
+ * totals and the decisions of the trace in words (kept items with their reasons, omitted items,
+ * conflicts), one per line.
+ */
 export function toText(result: AssemblyResult): string {
   const lines: string[] = [];
   result.messages.forEach((m, i) => {
@@ -106,7 +111,19 @@ export function toText(result: AssemblyResult): string {
   });
   const t = result.trace;
   lines.push('', `--- ${t.input_tokens.toLocaleString('en-US')} input tokens (${t.tokenizer}${t.exact ? '' : ', estimate'}) of ${t.input_budget.toLocaleString('en-US')} input budget; output reserve ${t.reserved_output.toLocaleString('en-US')} ---`);
+  lines.push(...decisionLines(result));
   return lines.join('\n') + '\n';
+}
+
+/** The trace's decisions in words (reasonText.ts); ids from fixtures are kept on one line. */
+function decisionLines(result: AssemblyResult): string[] {
+  const t = result.trace;
+  const one = (s: string) => s.replace(/[\r\n\u0085\u2028\u2029]+/g, ' ');
+  const out: string[] = [];
+  for (const k of t.retained) if (k.reasons?.length) out.push(`kept ${one(k.slot)} ${one(k.id)}: ${k.reasons.map((r) => one(reasonText(r))).join(' ')} [${k.reasons.map(one).join(', ')}]`);
+  for (const o of t.omitted) out.push(`omitted ${one(o.slot)} ${one(o.id)}: ${one(reasonText(o.reason))} [${one(o.reason)}]`);
+  for (const c of t.conflicts ?? []) out.push(`conflict ${one(c.slot)}: ${one(conflictText(c))}`);
+  return out.length ? ['', '--- decisions ---', ...out] : [];
 }
 
 /**

@@ -237,6 +237,14 @@ export interface BudgetReport {
   remainder?: RemainderReport[];
 }
 
+/** The hard filter that rejected an item (filters.ts): the config key, or `tenant-missing`. */
+export type FilterKey = 'tenant' | 'tenant-missing' | 'version' | 'expired' | 'source_types' | 'exclude_source_types';
+
+/**
+ * Why an item is not in the request, by the stage that dropped it; `filtered:<FilterKey>` from the
+ * filters (the template stays open to `string` for traces read from elsewhere).
+ * src/core/assembly/reasonText.ts says each in words.
+ */
 export type OmitReason =
   | `filtered:${string}`
   | `duplicate-of:${string}`
@@ -251,6 +259,28 @@ export type OmitReason =
   | 'stop-policy'
   | 'max-items'
   | 'trimmed-for-request';
+
+/**
+ * Why a kept item is in the request (stages/trace.ts): its slot is `required`; its metadata
+ * (`high_relevance` at relevance >= 0.7, `exact_version` / `version_match` against
+ * `filters.version`, `official_source`, `high_authority` at authority >= 0.8); it `covers:<subtopic>`
+ * a subtopic its slot requires; it is a `commitment` (a record, or a turn that makes one); the
+ * part of its history policy that kept it (`recent`, `summary`, `retrieved`). `within_budget` is
+ * the library's selection log for an item the trace gives no reason (it was kept because it fit).
+ */
+export type KeepReason =
+  | 'required'
+  | 'high_relevance'
+  | 'exact_version'
+  | 'version_match'
+  | 'official_source'
+  | 'high_authority'
+  | `covers:${string}`
+  | 'commitment'
+  | 'recent'
+  | 'summary'
+  | 'retrieved'
+  | 'within_budget';
 
 /**
  * The weighted parts of an item's score (each weight times its factor; contradiction is
@@ -276,10 +306,18 @@ export interface TraceConflict {
   items: string[];
   /** The claims (kind claim) or versions (kind version) of `items`, in the same order. */
   values?: string[];
-  /** superseded: one item is omitted as superseded-by:<kept>; labelled: both stay, each with a conflict note. */
-  resolution: 'superseded' | 'labelled';
+  /**
+   * superseded: one item is omitted as superseded-by:<kept>; labelled: both stay, each with a
+   * conflict note; filtered: one item (`filtered`) is out of scope by a hard filter (`reason`:
+   * `filtered:version` or `filtered:expired`) and the others stay without a note, since the model
+   * never sees the filtered one.
+   */
+  resolution: 'superseded' | 'labelled' | 'filtered';
   kept?: string;
   superseded?: string;
+  /** The item a version or expiry filter removed (resolution filtered), and that filter's reason. */
+  filtered?: string;
+  reason?: OmitReason;
   /** What justified the supersession: a `supersedes` / `superseded_by` link, or the validity interval at `now`. */
   basis?: 'supersedes' | 'superseded_by' | 'valid_from' | 'valid_to';
   /** Items of the conflict that are in the request. */
@@ -352,8 +390,8 @@ export interface TraceItem {
   summary_of?: string[];
   /** Items it contradicts (labelled conflicts), as its envelope's conflict note names them. */
   conflicts_with?: string[];
-  /** Why it is kept: required, high_relevance, exact_version, version_match, official_source, high_authority, covers:<subtopic>, recent, summary, retrieved. */
-  reasons?: string[];
+  /** Why it is kept (KeepReason): required, high_relevance, exact_version, version_match, official_source, high_authority, covers:<subtopic>, commitment, recent, summary, retrieved. */
+  reasons?: KeepReason[];
   score_breakdown?: ScoreBreakdown;
   /** Marginal value per token when it was selected (`select: value-per-token`). */
   value_per_token?: number;
@@ -366,6 +404,8 @@ export interface OmittedItem {
   score?: number;
   reason: OmitReason;
   source?: string;
+  /** The weighted parts of its score, when it was scored before it was dropped. */
+  score_breakdown?: ScoreBreakdown;
 }
 
 export interface SlotTrace {

@@ -4,15 +4,14 @@
  * candidate, selected or not, with reason codes and the score's parts), the tool definitions the
  * request carries, and the check of a model answer's citations against what was supplied.
  *
- * Everything here is derived from the trace plus the values the trace was made from; nothing is
- * re-assembled, so these agree with the trace by construction.
+ * Everything here is read from the trace (the selection log's reasons and score parts are the
+ * trace's own) plus, for spans and tool definitions, the values the trace was made from; nothing is
+ * re-assembled or re-scored, so these agree with the trace by construction.
  */
 import type { ContextConfig } from '../core/config/schema';
-import type { FixtureDoc, FixtureItem, FixtureValue, Trace } from '../core/types';
+import type { FixtureDoc, FixtureItem, FixtureValue, ScoreBreakdown as CoreScoreBreakdown, Trace } from '../core/types';
 import type { ToolDefinition } from '../core/export';
 import { toolDefinitions } from '../core/export';
-import { versionMatches } from '../core/assembly/filters';
-import { DEFAULT_WEIGHTS } from '../core/assembly/score';
 
 // ---------------------------------------------------------------------------
 // Items by the ids the trace gives them
@@ -107,7 +106,11 @@ export function citationMap(trace: Trace, fixture: FixtureDoc | undefined): Reco
 
 export type Decision = 'selected' | 'rejected' | 'trimmed';
 
-/** The selection score's weighted parts; they add up to `score` (novelty is what the score adds beyond the others). */
+/**
+ * The selection score's weighted parts, as the trace records them (src/core/assembly/score.ts);
+ * they add up to `score`. A history turn ranked for retrieval has one part, its relevance as
+ * written or `lexical_overlap` with the question, and zeros for the others.
+ */
 export interface ScoreBreakdown {
   relevance: number;
   authority: number;
@@ -115,12 +118,14 @@ export interface ScoreBreakdown {
   recency: number;
   novelty: number;
   contradiction: number;
+  lexical_overlap?: number;
 }
 
 export interface SelectionEntry {
   evidence_id: string;
   slot: string;
   decision: Decision;
+  /** Reason codes (src/core/assembly/reasonText.ts says each in words). */
   reasons: string[];
   score?: number;
   score_breakdown?: ScoreBreakdown;
@@ -131,77 +136,44 @@ export interface SelectionEntry {
 }
 
 const TRIM_REASONS = new Set(['over-slot-budget', 'stop-policy', 'max-items', 'trimmed-for-request']);
-const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
-const clamp01 = (x: number) => (Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0);
-const DAY_MS = 86_400_000;
 
-function timeOf(iso: string | undefined): number | undefined {
-  if (typeof iso !== 'string') return undefined;
-  const t = Date.parse(/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(iso) ? `${iso}Z` : iso);
-  return Number.isFinite(t) ? t : undefined;
-}
-
-const normVersion = (v: string) => v.trim().replace(/^v/i, '');
-
-/** Reason codes an item's metadata gives for keeping it. */
-function metadataReasons(item: FixtureItem | undefined, version: string | undefined): string[] {
-  if (!item) return [];
-  const out: string[] = [];
-  if (typeof item.relevance === 'number') {
-    if (item.relevance >= 0.7) out.push('high_relevance');
-    else if (item.relevance < 0.3) out.push('low_relevance');
-  }
-  if (version !== undefined) {
-    if (item.version === undefined) out.push('unversioned');
-    else if (normVersion(String(item.version)) === normVersion(version)) out.push('exact_version');
-    else if (versionMatches(String(item.version), version)) out.push('version_match');
-  }
-  if (typeof item.source_type === 'string' && /^official/i.test(item.source_type)) out.push('official_source');
-  if (typeof item.authority === 'number' && item.authority >= 0.8) out.push('high_authority');
-  return out;
-}
-
-/** The reason code of an omission: filters name their key, expiry reads `expired`. */
+/** The reason code of an omission: filters name their key, expiry reads `expired` (the service contract's code). */
 function omissionReason(reason: string): string {
   return reason === 'filtered:expired' ? 'expired' : reason;
 }
 
+/** The trace's score breakdown in the selection log's shape. */
+function breakdownOf(b: CoreScoreBreakdown | undefined): ScoreBreakdown | undefined {
+  if (!b) return undefined;
+  const out: ScoreBreakdown = { relevance: b.relevance ?? 0, authority: b.authority ?? 0, version_match: b.version_match ?? 0, recency: b.recency ?? 0, novelty: b.novelty ?? 0, contradiction: b.contradiction ?? 0 };
+  if (b.lexical_overlap !== undefined) out.lexical_overlap = b.lexical_overlap;
+  return out;
+}
+
 export interface SelectionOptions {
-  config: ContextConfig;
-  /** Reference time the assembly used (`now`, else `filters.now`). */
+  /** Kept for callers of earlier versions; the log reads everything from the trace. */
+  config?: ContextConfig;
   now?: string;
 }
 
 /**
  * Every candidate of every slot with what happened to it: `selected` (in the request), `trimmed`
- * (dropped for the budget: over its slot's budget, the stop policy, max_items, or trimmed to fit
- * the request) or `rejected` (a hard filter, or a duplicate of a kept item). Selected items come
- * first in request order, then the others in pipeline order.
+ * (dropped for the budget: over its slot's budget, the stop policy, max_items, or
+ * trimmed to fit the request) or `rejected` (a hard filter, a duplicate, a supersession, a history
+ * policy). Selected items come first in request order, then the others in pipeline order.
+ *
+ * Reasons, scores and score breakdowns are the trace's own (`TraceItem.reasons`,
+ * `score_breakdown`, `OmittedItem.reason`): nothing is recomputed, so the service's selection log,
+ * the preview, the hover and the CLI can never disagree. A kept item the trace gives no reason is
+ * `within_budget`.
  */
-export function selectionLog(trace: Trace, fixture: FixtureDoc | undefined, options: SelectionOptions): SelectionEntry[] {
-  const find = lookup(fixture);
-  const version = options.config.filters?.version;
-  const now = options.now ?? options.config.filters?.now;
-  const breakdown = scoreBreakdowns(trace, fixture, options.config, now);
-  const required = new Set(Object.entries(options.config.slots ?? {}).filter(([, s]) => s.required).map(([n]) => n));
+export function selectionLog(trace: Trace, _fixture?: FixtureDoc, _options?: SelectionOptions): SelectionEntry[] {
   const out: SelectionEntry[] = [];
-  // A text value (the question, the policy) is one whole item with no metadata to give reasons.
-  const isList = (slot: string) => fixture?.slots[slot]?.type === 'items';
   for (const t of trace.retained) {
-    const item = find(t.slot, t.id);
-    // A trace that records its own reasons and score parts is the authority; older traces get them derived here.
-    const own = t as typeof t & { reasons?: string[]; score_breakdown?: ScoreBreakdown };
-    let reasons: string[];
-    if (own.reasons) reasons = [...own.reasons];
-    else {
-      reasons = isList(t.slot) ? metadataReasons(item, version) : [];
-      if (required.has(t.slot)) reasons.unshift('required');
-      if (t.merged?.length) reasons.push(`merged:${t.merged.join(',')}`);
-    }
-    if (!reasons.length) reasons.push('within_budget');
+    const reasons: string[] = t.reasons?.length ? [...t.reasons] : ['within_budget'];
     const e = { evidence_id: t.id, slot: t.slot, decision: 'selected', reasons } as SelectionEntry;
     if (t.score !== undefined) e.score = t.score;
-    const b = own.score_breakdown ?? breakdown.get(`${t.slot}\u0000${t.id}`);
+    const b = breakdownOf(t.score_breakdown);
     if (b) e.score_breakdown = b;
     e.tokens = t.tokens;
     e.position = t.position;
@@ -211,56 +183,11 @@ export function selectionLog(trace: Trace, fixture: FixtureDoc | undefined, opti
   for (const o of trace.omitted) {
     const e = { evidence_id: o.id, slot: o.slot, decision: TRIM_REASONS.has(o.reason) ? 'trimmed' : 'rejected', reasons: [omissionReason(o.reason)] } as SelectionEntry;
     if (o.score !== undefined) e.score = o.score;
-    const b = breakdown.get(`${o.slot}\u0000${o.id}`);
+    const b = breakdownOf(o.score_breakdown);
     if (b) e.score_breakdown = b;
     e.tokens = o.tokens;
     if (o.source !== undefined) e.source_id = o.source;
     out.push(e);
-  }
-  return out;
-}
-
-/**
- * The weighted parts of each scored item's selection score (src/core/assembly/score.ts): the
- * factors are recomputed from the item's metadata; novelty is the rest of the trace's score, since
- * it depends on the items ranked above it.
- */
-function scoreBreakdowns(trace: Trace, fixture: FixtureDoc | undefined, config: ContextConfig, now: string | undefined): Map<string, ScoreBreakdown> {
-  const out = new Map<string, ScoreBreakdown>();
-  const scored = [...trace.retained, ...trace.omitted].filter((t) => t.score !== undefined);
-  if (!scored.length) return out;
-  const w = { ...DEFAULT_WEIGHTS, ...config.scoring };
-  const version = config.filters?.version;
-  const find = lookup(fixture);
-  // Recency's reference time: `now`, else the newest published_at among the slot's ranked candidates.
-  const refBySlot = new Map<string, number | undefined>();
-  const reference = (slot: string): number | undefined => {
-    if (refBySlot.has(slot)) return refBySlot.get(slot);
-    let ref = timeOf(now);
-    if (now === undefined) {
-      const ranked = [...trace.retained.filter((t) => t.slot === slot), ...trace.omitted.filter((o) => o.slot === slot && !o.reason.startsWith('filtered:') && !o.reason.startsWith('duplicate-of:'))];
-      for (const r of ranked) {
-        const p = timeOf(find(slot, r.id)?.published_at);
-        if (p !== undefined && (ref === undefined || p > ref)) ref = p;
-      }
-    }
-    refBySlot.set(slot, ref);
-    return ref;
-  };
-  for (const t of scored) {
-    const item = find(t.slot, t.id);
-    if (!item) continue;
-    const relevance = round4(w.relevance * clamp01(item.relevance ?? 0));
-    const authority = round4(w.authority * clamp01(item.authority ?? 0));
-    const vm = version === undefined ? 0 : item.version === undefined ? 0.5 : versionMatches(String(item.version), version) ? 1 : 0;
-    const version_match = round4(w.version_match * vm);
-    const pub = timeOf(item.published_at);
-    const ref = reference(t.slot);
-    const recency = round4(pub !== undefined && ref !== undefined ? w.recency * Math.pow(0.5, Math.max(0, ref - pub) / DAY_MS / 365) : 0);
-    const risk = typeof item.meta.contradiction_risk === 'number' ? clamp01(item.meta.contradiction_risk) : 0;
-    const contradiction = round4(-w.contradiction_penalty * risk);
-    const novelty = round4(t.score! - relevance - authority - version_match - recency - contradiction);
-    out.set(`${t.slot}\u0000${t.id}`, { relevance, authority, version_match, recency, novelty, contradiction });
   }
   return out;
 }

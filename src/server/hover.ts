@@ -10,6 +10,7 @@ import type { BudgetReport, Span } from '../core/types';
 import { budgetResolution, costLines, equation, num, pct, plural, requestTotals, tok, trustLabel } from './format';
 import { itemVerdicts } from './items';
 import { contains } from './textMap';
+import { conflictText, reasonText } from '../core/assembly/reasonText';
 
 /** Items listed per section of a hover; the preview shows them all. */
 const MAX_LISTED = 8;
@@ -64,14 +65,20 @@ function itemLists(a: TemplateAnalysis, slot: string): string[] {
   if (kept.length) {
     lines.push('', '**Kept** (in request order)');
     for (const t of kept.slice(0, MAX_LISTED)) {
-      lines.push(`- ${code(t.id)} ${tok(t.tokens, exact)} tok${t.score !== undefined ? ` · score ${t.score.toFixed(2)}` : ''} · ${t.placement}${t.source ? ` · ${t.source}` : ''}`);
+      lines.push(`- ${code(t.id)} ${tok(t.tokens, exact)} tok${t.score !== undefined ? ` · score ${t.score.toFixed(2)}` : ''} · ${t.placement}${t.source ? ` · ${t.source}` : ''}${t.reasons?.length ? ` · ${t.reasons.map(code).join(', ')}` : ''}`);
     }
     if (kept.length > MAX_LISTED) lines.push(`- … ${num(kept.length - MAX_LISTED)} more (see the preview)`);
   }
   if (dropped.length) {
     lines.push('', '**Omitted**');
-    for (const o of dropped.slice(0, MAX_LISTED)) lines.push(`- ${code(o.id)} ${tok(o.tokens, exact)} tok — ${o.reason}`);
+    for (const o of dropped.slice(0, MAX_LISTED)) lines.push(`- ${code(o.id)} ${tok(o.tokens, exact)} tok — ${explainReason(o.reason)}`);
     if (dropped.length > MAX_LISTED) lines.push(`- … ${num(dropped.length - MAX_LISTED)} more (see the preview)`);
+  }
+  const conflicts = (trace.conflicts ?? []).filter((c) => c.slot === slot);
+  if (conflicts.length) {
+    lines.push('', '**Conflicts**');
+    for (const c of conflicts.slice(0, MAX_LISTED)) lines.push(`- ${conflictText(c)}`);
+    if (conflicts.length > MAX_LISTED) lines.push(`- … ${num(conflicts.length - MAX_LISTED)} more (see the preview)`);
   }
   return lines;
 }
@@ -181,8 +188,12 @@ export function fixtureHover(a: FixtureAnalysis, offset: number, range: (span: S
     if (!v) lines.push('Not in the trace (the template does not use this slot, or assembly failed).');
     else {
       lines.push(`- ${tok(v.tokens, t.tokenizer.exact)} tok${v.score !== undefined ? ` · selection score ${v.score.toFixed(3)}` : ''}`);
-      if (v.kept) lines.push(`- **Kept** at position ${v.kept.position + 1} of its slot (${v.kept.placement} third)${v.kept.merged?.length ? `; merged duplicates from ${v.kept.merged.map(code).join(', ')}` : ''}`);
+      if (v.kept) {
+        lines.push(`- **Kept** at position ${v.kept.position + 1} of its slot (${v.kept.placement} third)${v.kept.merged?.length ? `; merged duplicates from ${v.kept.merged.map(code).join(', ')}` : ''}`);
+        for (const r of v.kept.reasons ?? []) lines.push(`  - ${explainReason(r)}`);
+      }
       if (v.omitted) lines.push(`- **Omitted**: ${explainReason(v.omitted.reason)}`);
+      for (const c of t.assembly?.trace.conflicts ?? []) if (c.slot === slot && c.items.includes(v.id)) lines.push(`- **Conflict**: ${conflictText(c)}`);
     }
     const meta = [
       item.source && `source ${code(item.source)}`,
@@ -199,19 +210,8 @@ export function fixtureHover(a: FixtureAnalysis, offset: number, range: (span: S
   return undefined;
 }
 
+/** A reason code of the trace in words, with the code (reasonText.ts: the same sentence as the CLI and the preview). */
 export function explainReason(reason: string): string {
-  if (reason.startsWith('filtered:')) return `rejected by the \`${reason.slice(9)}\` filter of the config (${reason})`;
-  if (reason.startsWith('duplicate-of:')) return `a duplicate of \`${reason.slice(13)}\`, merged into it (${reason})`;
-  switch (reason) {
-    case 'over-slot-budget':
-      return 'does not fit in what is left of the slot budget (over-slot-budget)';
-    case 'stop-policy':
-      return 'packing stopped at an earlier item that did not fit (pack: stop)';
-    case 'max-items':
-      return 'the slot already holds `max_items` items (max-items)';
-    case 'trimmed-for-request':
-      return 'dropped to fit the whole request into the input budget, lowest priority first (trimmed-for-request)';
-    default:
-      return reason;
-  }
+  const text = reasonText(reason);
+  return text === reason ? code(reason) : `${text} (${code(reason)})`;
 }

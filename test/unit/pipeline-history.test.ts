@@ -248,7 +248,7 @@ ${commitments}  history: { kind: history, trust: untrusted, ${history} }
   it('hybrid keeps it: the record survives whatever the history keeps', () => {
     const r = run('budget: 200, policy: hybrid', { history: conversation(), commitments: [record] });
     expect(r.findings.map((x) => x.rule)).not.toContain('commitment-dropped');
-    expect(r.trace.retained.find((i) => i.id === 'CMT-1')?.reasons).toEqual(['required']);
+    expect(r.trace.retained.find((i) => i.id === 'CMT-1')?.reasons).toEqual(['required', 'commitment']);
   });
 
   it('fires when a commitment record itself is dropped', () => {

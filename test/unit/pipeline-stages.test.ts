@@ -5,7 +5,7 @@
  * the same warm or cold.
  */
 import { describe, expect, it } from 'vitest';
-import { assemble } from '../../src/core/assembly';
+import { ASSEMBLY_VERSION, assemble } from '../../src/core/assembly';
 import { prepare } from '../../src/core/assembly/stages/env';
 import { loadItems, loadSlots } from '../../src/core/assembly/stages/load';
 import { DecisionLog } from '../../src/core/assembly/stages/log';
@@ -33,7 +33,7 @@ describe('stages compose into assemble', () => {
     runSelection(env, runs, log);
     const request = fitRequest(env, runs, log);
     checkRequest(env, runs, request, log);
-    const trace = buildTrace(env, runs, request, log, 3);
+    const trace = buildTrace(env, runs, request, log, ASSEMBLY_VERSION);
     const whole = assemble(input);
     expect(JSON.stringify(trace)).toBe(JSON.stringify(whole.trace));
     expect(request.messages).toEqual(whole.messages);

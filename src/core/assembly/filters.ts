@@ -8,6 +8,7 @@
  * Each rejection names the config key that caused it: `filtered:<key>`.
  */
 import type { Filters } from '../config/schema';
+import type { FilterKey } from '../types';
 import type { Omission, WorkItem } from './item';
 import { timeOf } from './item';
 
@@ -65,7 +66,7 @@ export function applyFilters(items: readonly WorkItem[], filters: Filters | unde
   return { kept, omitted };
 }
 
-function rejection(item: WorkItem, f: Filters, nowMs: number | undefined, dropUntenanted: boolean, matches?: (v: string) => boolean, allowed?: Set<string>, excluded?: Set<string>): string | undefined {
+function rejection(item: WorkItem, f: Filters, nowMs: number | undefined, dropUntenanted: boolean, matches?: (v: string) => boolean, allowed?: Set<string>, excluded?: Set<string>): FilterKey | undefined {
   if (f.tenant !== undefined) {
     if (item.tenant === undefined) {
       if (dropUntenanted) return 'tenant-missing';

@@ -46,7 +46,7 @@ export type { AssembleInput } from './stages/env';
 export { historyRemainders, remainderLines, withRemainder } from './stages/budget';
 
 /** Bumped whenever a change to the pipeline can change its output for the same inputs (part of the cache key). */
-export const ASSEMBLY_VERSION = 3;
+export const ASSEMBLY_VERSION = 4;
 
 export function assemble(input: AssembleInput): AssemblyResult {
   const env = prepare(input);

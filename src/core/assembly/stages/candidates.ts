@@ -105,7 +105,8 @@ export function slotCandidates(env: PipelineEnv, run: SlotRun, value: FixtureVal
           omitted.push(...n.omitted);
           candidates = n.kept;
         }
-        const c = detectConflicts(candidates, now);
+        // Items out of scope by version or expiry are compared too: their disagreement is recorded as resolved by the filter.
+        const c = detectConflicts(candidates, now, f.omitted);
         omitted.push(...c.omitted);
         candidates = c.kept;
         conflicts = c.conflicts;

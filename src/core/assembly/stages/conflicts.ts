@@ -20,7 +20,17 @@
  * disagrees with (envelope.ts prints it), and each gets a contradiction risk for the score: 1 when
  * an item at least as authoritative disagrees with it, 0.5 when only less authoritative ones do.
  * Contradictions are data to reason about, not noise to delete.
+ *
+ * Items a hard filter removed for their scope in time or version (`filtered:version`,
+ * `filtered:expired`: seed 002's "applies to another version", "outdated") are compared too, as
+ * `outOfScope`: the 3.9 retry docs disagree with the 4.2 ones whether or not the request shows
+ * them. Such a disagreement is already resolved by the filter (resolution `filtered`, with the
+ * filter's reason): it is recorded in the trace, and the kept items get no note and no risk from
+ * it, since the model never sees the other item and a note would name a block that is not there.
+ * Items removed by the tenant or source-type filters are not compared at all: they are not the
+ * requester's evidence, and no record may hint at them.
  */
+import type { OmitReason } from '../../types';
 import type { Omission, WorkItem } from '../item';
 import { metaList, metaString, timeOf } from '../item';
 import { normalizeForDedup } from '../normalize';
@@ -34,10 +44,13 @@ export interface ConflictRecord {
   /** The items, in fixture order: two for a supersession, every disagreeing item of the group otherwise. */
   items: WorkItem[];
   values?: string[];
-  resolution: 'superseded' | 'labelled';
+  resolution: 'superseded' | 'labelled' | 'filtered';
   kept?: WorkItem;
   superseded?: WorkItem;
   basis?: 'supersedes' | 'superseded_by' | 'valid_from' | 'valid_to';
+  /** Resolution filtered: the out-of-scope item and the filter that removed it. */
+  filtered?: WorkItem;
+  reason?: OmitReason;
 }
 
 export interface ConflictResult {
@@ -53,12 +66,17 @@ interface Group {
   kind: 'claim' | 'version';
   topic?: string;
   items: WorkItem[];
+  /** Out-of-scope items of the group (removed by a version or expiry filter). */
+  out: WorkItem[];
   /** The value each item holds (claim or version), as written. */
   value(it: WorkItem): string;
   disagree(a: WorkItem, b: WorkItem): boolean;
 }
 
-export function detectConflicts(items: readonly WorkItem[], now: string | undefined): ConflictResult {
+/** The filters whose rejections are compared as out of scope: time and version, not permission or policy. */
+export const SCOPE_FILTERS: ReadonlySet<OmitReason> = new Set<OmitReason>(['filtered:version', 'filtered:expired']);
+
+export function detectConflicts(items: readonly WorkItem[], now: string | undefined, outOfScope: readonly Omission[] = []): ConflictResult {
   const conflicts: ConflictRecord[] = [];
   const byId = new Map<string, WorkItem>();
   for (const it of items) byId.set(it.id, it);
@@ -91,33 +109,40 @@ export function detectConflicts(items: readonly WorkItem[], now: string | undefi
     conflicts.push({ kind: 'supersession', items: inOrder(l.by, b), resolution: 'superseded', kept: l.by, superseded: b, basis: l.basis });
   }
 
-  // ---- Groups: claims by topic, versions by source.
+  // ---- Groups: claims by topic, versions by source; live candidates and out-of-scope items apart.
   const rest = items.filter((i) => !superseded.has(i));
+  const outReason = new Map<WorkItem, OmitReason>();
+  for (const o of outOfScope) if (SCOPE_FILTERS.has(o.reason)) outReason.set(o.item, o.reason);
+  const outside = [...outReason.keys()];
   const groups: Group[] = [];
   const claimOf = new Map<WorkItem, string>();
   const topicOf = new Map<WorkItem, string>();
-  const topics = new Map<string, WorkItem[]>();
-  for (const it of rest) {
-    const topic = metaString(it, 'topic');
-    const claim = metaString(it, 'claim');
-    if (topic === undefined || claim === undefined) continue;
-    const key = topic.trim().toLowerCase();
-    topicOf.set(it, key);
-    claimOf.set(it, normalizeForDedup(claim));
-    const list = topics.get(key);
-    if (!list) topics.set(key, [it]);
-    else if (list.length < MAX_GROUP) list.push(it);
+  type Members = { items: WorkItem[]; out: WorkItem[] };
+  const add = (map: Map<string, Members>, key: string, it: WorkItem, out: boolean) => {
+    let m = map.get(key);
+    if (!m) map.set(key, (m = { items: [], out: [] }));
+    const list = out ? m.out : m.items;
+    if (list.length < MAX_GROUP) list.push(it);
+  };
+  const topics = new Map<string, Members>();
+  for (const [list, out] of [[rest, false], [outside, true]] as const) {
+    for (const it of list) {
+      const topic = metaString(it, 'topic');
+      const claim = metaString(it, 'claim');
+      if (topic === undefined || claim === undefined) continue;
+      const key = topic.trim().toLowerCase();
+      topicOf.set(it, key);
+      claimOf.set(it, normalizeForDedup(claim));
+      add(topics, key, it, out);
+    }
   }
-  for (const list of topics.values()) {
-    if (new Set(list.map((i) => claimOf.get(i))).size < 2) continue;
-    groups.push({ kind: 'claim', topic: metaString(list[0], 'topic'), items: list, value: (i) => metaString(i, 'claim')!, disagree: (a, b) => claimOf.get(a) !== claimOf.get(b) });
+  for (const m of topics.values()) {
+    if (!m.items.length || new Set([...m.items, ...m.out].map((i) => claimOf.get(i))).size < 2) continue;
+    groups.push({ kind: 'claim', topic: metaString(m.items[0], 'topic'), items: m.items, out: m.out, value: (i) => metaString(i, 'claim')!, disagree: (a, b) => claimOf.get(a) !== claimOf.get(b) });
   }
-  const sources = new Map<string, WorkItem[]>();
-  for (const it of rest) {
-    if (it.source === undefined || it.version === undefined) continue;
-    const list = sources.get(it.source);
-    if (!list) sources.set(it.source, [it]);
-    else if (list.length < MAX_GROUP) list.push(it);
+  const sources = new Map<string, Members>();
+  for (const [list, out] of [[rest, false], [outside, true]] as const) {
+    for (const it of list) if (it.source !== undefined && it.version !== undefined) add(sources, it.source, it, out);
   }
   const textOf = new Map<WorkItem, string>();
   const norm = (i: WorkItem) => {
@@ -125,11 +150,12 @@ export function detectConflicts(items: readonly WorkItem[], now: string | undefi
     if (t === undefined) textOf.set(i, (t = normalizeForDedup(i.text)));
     return t;
   };
-  for (const list of sources.values()) {
-    if (new Set(list.map((i) => normVersion(i.version!))).size < 2) continue;
+  for (const m of sources.values()) {
+    if (!m.items.length || new Set([...m.items, ...m.out].map((i) => normVersion(i.version!))).size < 2) continue;
     groups.push({
       kind: 'version',
-      items: list,
+      items: m.items,
+      out: m.out,
       value: (i) => i.version!,
       disagree: (a, b) => normVersion(a.version!) !== normVersion(b.version!) && !(topicOf.has(a) && topicOf.get(a) === topicOf.get(b)) && norm(a) !== norm(b),
     });
@@ -158,12 +184,24 @@ export function detectConflicts(items: readonly WorkItem[], now: string | undefi
     }
     const left = live.filter((i) => !superseded.has(i));
     const disagreeing = left.filter((a) => left.some((b) => b !== a && g.disagree(a, b)));
-    if (disagreeing.length < 2) continue;
-    conflicts.push({ kind: g.kind, ...(g.topic !== undefined ? { topic: g.topic } : {}), items: disagreeing, values: disagreeing.map(g.value), resolution: 'labelled' });
-    for (const a of disagreeing) {
-      let set = partners.get(a);
-      if (!set) partners.set(a, (set = new Set()));
-      for (const b of disagreeing) if (b !== a && g.disagree(a, b)) set.add(b);
+    if (disagreeing.length >= 2) {
+      conflicts.push({ kind: g.kind, ...(g.topic !== undefined ? { topic: g.topic } : {}), items: disagreeing, values: disagreeing.map(g.value), resolution: 'labelled' });
+      for (const a of disagreeing) {
+        let set = partners.get(a);
+        if (!set) partners.set(a, (set = new Set()));
+        for (const b of disagreeing) if (b !== a && g.disagree(a, b)) set.add(b);
+      }
+    }
+    // Out of scope: each filtered item against the candidates it disagrees with; copies of one
+    // filtered text (same value) are one record.
+    const recorded = new Set<string>();
+    for (const o of g.out) {
+      const against = left.filter((i) => g.disagree(o, i));
+      const key = `${g.value(o)}\u0000${norm(o)}`;
+      if (!against.length || recorded.has(key)) continue;
+      recorded.add(key);
+      const members = [o, ...against].sort((a, b) => a.index - b.index);
+      conflicts.push({ kind: g.kind, ...(g.topic !== undefined ? { topic: g.topic } : {}), items: members, values: members.map(g.value), resolution: 'filtered', filtered: o, reason: outReason.get(o)! });
     }
   }
   for (const [item, set] of partners) {

@@ -7,7 +7,7 @@
  * that affects the result. Objects are built in a fixed key order, so the same inputs give a
  * byte-identical `JSON.stringify(trace)`.
  */
-import type { FixtureDoc, OmittedItem, SlotTrace, Trace, TraceConflict, TraceHistory, TraceItem } from '../../types';
+import type { FixtureDoc, KeepReason, OmittedItem, SlotTrace, Trace, TraceConflict, TraceHistory, TraceItem } from '../../types';
 import type { WorkItem } from '../item';
 import type { PipelineEnv } from './env';
 import type { SlotRun } from './load';
@@ -19,6 +19,7 @@ import { placementOf } from '../order';
 import { versionMatches } from '../filters';
 import { sha256 } from '../sha256';
 import { coversOf } from './select';
+import { isCommitmentRecord, turnCommitment } from './commitments';
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
@@ -35,8 +36,8 @@ function fixtureSha(fixture: FixtureDoc): string {
 const normVersion = (v: string) => v.trim().replace(/^v/i, '');
 
 /** Why a retained item is in the request: its slot, its metadata, its selection. */
-export function keptReasons(env: PipelineEnv, run: SlotRun, item: WorkItem): string[] {
-  const out: string[] = [];
+export function keptReasons(env: PipelineEnv, run: SlotRun, item: WorkItem): KeepReason[] {
+  const out: KeepReason[] = [];
   if (run.required) out.push('required');
   if (item.relevance !== undefined && item.relevance >= 0.7) out.push('high_relevance');
   const wanted = env.config.filters?.version;
@@ -48,6 +49,8 @@ export function keptReasons(env: PipelineEnv, run: SlotRun, item: WorkItem): str
   if (item.authority !== undefined && item.authority >= 0.8) out.push('high_authority');
   const covers = coversOf(item);
   for (const sub of run.cfg?.requires ?? []) if (covers.includes(sub)) out.push(`covers:${sub}`);
+  const kind = run.state.kind;
+  if ((kind === 'memory' && isCommitmentRecord(item)) || (kind === 'history' && turnCommitment(item) !== undefined)) out.push('commitment');
   const part = run.selection?.history?.parts.get(item);
   if (part) out.push(part);
   return out;
@@ -95,6 +98,7 @@ export function buildTrace(env: PipelineEnv, runs: readonly SlotRun[], request: 
     if (item.score !== undefined) o.score = round4(item.score);
     o.reason = reason;
     if (item.source !== undefined) o.source = item.source;
+    if (item.score !== undefined && item.breakdown) o.score_breakdown = { ...item.breakdown };
     return o;
   });
 
@@ -172,6 +176,8 @@ export function buildTrace(env: PipelineEnv, runs: readonly SlotRun[], request: 
       if (c.kept) t.kept = c.kept.id;
       if (c.superseded) t.superseded = c.superseded.id;
       if (c.basis) t.basis = c.basis;
+      if (c.filtered) t.filtered = c.filtered.id;
+      if (c.reason) t.reason = c.reason;
       t.retained = request.ok ? c.items.filter(inKept).map((i) => i.id) : [];
       return t;
     });
