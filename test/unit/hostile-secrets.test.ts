@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/core/config/parse';
 import { parseFixture } from '../../src/core/fixture';
 import { finding } from '../../src/core/rules/registry';
-import { redactSecret, redactSecrets, scanSecrets, scanYamlSecrets } from '../../src/core/text/scan';
+import { redactSecret, redactSecrets, scanHiddenCharacters, scanSecrets, scanYamlSecrets } from '../../src/core/text/scan';
+import { parseTemplate } from '../../src/core/template';
 import { parseYaml } from '../../src/core/text/yaml';
 import type { Finding } from '../../src/core/types';
 
@@ -157,5 +158,48 @@ describe('no message carries a detected secret whole', () => {
     const f = finding('config-invalid', '/w/a', { start: 0, end: 1 }, `Unknown key '${openai}'`, { related: [{ path: '/w/b', span: { start: 0, end: 0 }, message: `see ${openai}` }] });
     expect(leaks(f.message, openai)).toBe(false);
     expect(leaks(f.related![0].message, openai)).toBe(false);
+  });
+});
+
+describe('a secret quoted in a message is redacted before the quote is cut short', () => {
+  // Found by the fuzz suite (test/fuzz, analysis/secrets): messages quote user text cut to 40 or 60
+  // characters; cut first, a secret is no longer recognised by the redaction that follows, and most
+  // of it was shown. Each case below cuts a secret so that what is left matches no pattern.
+  const npm = ['npm_', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'].join('');
+  const jwt = ['eyJ', 'hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9xYzAb', '.', 'eyJzdWIiOiIxMjM0NTY3ODkwIn0', '.', 'SflKxwRJSMeKKF2QT4fwpMeJf36P'].join('');
+  const pieceOf = (s: string) => s.slice(8, 20);
+  const shows = (fs: Finding[], s: string) => fs.some((f) => f.message.includes(pieceOf(s)));
+
+  it('config: a label or an unknown key that is a token', () => {
+    const label = parseConfig('/w/a.context.yaml', `slots:\n  q: { kind: user, label: " ${npm} " }\n`).findings;
+    expect(label.length).toBeGreaterThan(0);
+    expect(shows(label, npm)).toBe(false);
+    const key = parseConfig('/w/a.context.yaml', `slots:\n  q: { kind: user }\n${npm} and more words: 1\n`).findings;
+    expect(key.map((f) => f.message).join('\n')).toMatch(/Unknown key/);
+    expect(shows(key, npm)).toBe(false);
+  });
+
+  it('YAML: a list written as a key becomes a plain key of its source text, redacted', () => {
+    const doc = parseFixture('/w/a.fixture.yaml', `slots:\n  ? [ab, ${jwt}]\n  : 1\n`);
+    const keys = Object.keys(doc.slots);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^\[ab, /);
+    expect(keys[0]).not.toContain(pieceOf(jwt));
+  });
+
+  it('hidden characters: tag text that spells a token', () => {
+    const hidden = [...jwt].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
+    const fs = scanHiddenCharacters('/w/a.prompt', `visible ${hidden} text`);
+    expect(fs.map((f) => f.message).join('\n')).toMatch(/hidden tag text/);
+    expect(shows(fs, jwt)).toBe(false);
+  });
+
+  it('templates: an unclosed dotprompt block or Jinja loop whose tag holds a token', () => {
+    const prompt = parseTemplate('/w/a.prompt', `{{#if ${jwt}}}\nhello\n`).findings;
+    expect(prompt.map((f) => f.rule)).toContain('template-invalid');
+    expect(shows(prompt, jwt)).toBe(false);
+    const prompty = parseTemplate('/w/a.prompty', `---\nname: x\n---\nsystem:\n{% for d in ${jwt} %}\nhello\n`).findings;
+    expect(prompty.map((f) => f.rule)).toContain('template-invalid');
+    expect(shows(prompty, jwt)).toBe(false);
   });
 });

@@ -10,6 +10,7 @@
 import { isMap, isScalar } from 'yaml';
 import type { ZodType } from 'zod';
 import { RULES, finding, ruleInfo } from '../rules/registry';
+import { redactSecrets } from '../text/secrets';
 import type { ConfigDoc, Finding, FixHint, Span } from '../types';
 import { findAt, keySpanAt, nodeSpan, parseYaml, toJs, valueSpanAt, yamlFindings } from '../text/yaml';
 import type { YamlPath, YamlSource } from '../text/yaml';
@@ -141,8 +142,12 @@ function sweep(v: unknown): unknown {
   return v;
 }
 
-/** A user-written name as a message shows it: at most 40 characters. */
-function clip(s: string): string {
+/**
+ * A user-written name as a message shows it: at most 40 characters, redacted before it is cut (a
+ * secret cut short is no longer recognised, and most of it would be shown).
+ */
+function clip(text: string): string {
+  const s = redactSecrets(text);
   return s.length > 40 ? `${s.slice(0, 37)}…` : s;
 }
 

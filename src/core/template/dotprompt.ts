@@ -11,6 +11,7 @@
 import { parse } from '@handlebars/parser';
 import type { AST } from '@handlebars/parser';
 import { finding } from '../rules/registry';
+import { redactSecrets } from '../text/secrets';
 import { LineIndex } from '../text/lineIndex';
 import type { Finding, Role, Span, TemplateMessage, TemplateNode } from '../types';
 import { ForwardFinder, blankNodes, normalizeRole } from './shared';
@@ -101,7 +102,8 @@ function blank(chars: string[], start: number, end: number): void {
 }
 
 function tagText(src: string, t: HbTag): string {
-  const s = src.slice(t.start, t.end).replace(/\s+/g, ' ');
+  // Redacted before it is cut: a secret cut short is no longer recognised.
+  const s = redactSecrets(src.slice(t.start, t.end).replace(/\s+/g, ' '));
   return s.length > 60 ? `${s.slice(0, 57)}…` : s;
 }
 

@@ -9,6 +9,7 @@
  * (a section tag alone on its line removes that line).
  */
 import { finding } from '../rules/registry';
+import { redactSecrets } from '../text/secrets';
 import type { Finding, Role, Span, TemplateMessage, TemplateNode } from '../types';
 import type { BodyResult } from './dotprompt';
 import { ForwardFinder, blankNodes, normalizeRole } from './shared';
@@ -489,7 +490,8 @@ class Builder {
   }
 
   private src(t: { start: number; end: number }): string {
-    const s = this.text.slice(t.start, t.end).replace(/\s+/g, ' ');
+    // Redacted before it is cut: a secret cut short is no longer recognised.
+    const s = redactSecrets(this.text.slice(t.start, t.end).replace(/\s+/g, ' '));
     return s.length > 60 ? `${s.slice(0, 57)}…` : s;
   }
 

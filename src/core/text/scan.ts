@@ -7,7 +7,7 @@
  */
 import { finding } from '../rules/registry';
 import type { Finding, Span } from '../types';
-import { Coverage, findSecrets, redactSecret } from './secrets';
+import { Coverage, findSecrets, redactSecret, redactSecrets } from './secrets';
 import type { SecretHit } from './secrets';
 import { isMap, isScalar, isSeq, nodeSpan } from './yaml';
 import type { YamlSource } from './yaml';
@@ -97,7 +97,9 @@ function describeRun(cps: number[]): string {
       const ascii = cp - 0xe0000;
       if (ascii >= 0x20 && ascii <= 0x7e) decoded += String.fromCharCode(ascii);
     }
-    const shown = decoded.length > 60 ? `${decoded.slice(0, 60)}…` : decoded;
+    // Redacted before it is cut: hidden text can be a credential, and one cut short is not recognised.
+    const clean = redactSecrets(decoded);
+    const shown = clean.length > 60 ? `${clean.slice(0, 60)}…` : clean;
     parts.push(`hidden tag text: '${shown}' (${tags.length} Unicode tag character${tags.length === 1 ? '' : 's'}, ${hex(Math.min(...tags))}–${hex(Math.max(...tags))})`);
   }
   const counts = new Map<number, number>();

@@ -101,7 +101,8 @@ function checkLimits(tokens: readonly CST.Token[]): { at: number; message: strin
 /** A short, single-line rendering of a node's source, for a key that was a mapping or list. */
 function keyText(text: string, node: Node): string {
   const range = node.range ?? [0, 0];
-  const src = text.slice(range[0], Math.min(range[1], range[0] + 200)).replace(/\s+/g, ' ').trim();
+  // Redacted before it is cut: a secret cut short is no longer recognised.
+  const src = redactSecrets(text.slice(range[0], Math.min(range[1], range[0] + 200)).replace(/\s+/g, ' ').trim());
   return src.length > 40 ? `${src.slice(0, 39)}…` : src;
 }
 
