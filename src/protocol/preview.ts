@@ -127,6 +127,16 @@ export interface WhatIfState {
   apply: { ok: true; path: string } | { ok: false; reason: string };
 }
 
+/**
+ * Sentences for the trace's decisions (src/core/assembly/reasonText.ts), written by the server
+ * because the webview imports no core code: reason code -> sentence, and one sentence per entry
+ * of `trace.conflicts`, in its order.
+ */
+export interface PreviewExplain {
+  reasons: Record<string, string>;
+  conflicts: string[];
+}
+
 /** Everything the webview renders, complete. The host sends a new one on every change. */
 export interface PreviewSnapshot {
   /** Increases with every message the panel posts; the webview ignores anything older than what it shows. */
@@ -143,6 +153,8 @@ export interface PreviewSnapshot {
   result: PreviewResult;
   locations: PreviewLocations;
   findings: FindingsSummary;
+  /** The trace's reasons and conflicts in words (src/server/explain.ts); absent from hosts that send none, and the panel then shows the codes. */
+  explain?: PreviewExplain;
   /** Set while what-if budgets are active; `result` is then the what-if request. */
   whatIf?: WhatIfState;
   /** Set while the panel compares the request with a variant. */

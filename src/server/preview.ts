@@ -12,6 +12,7 @@ import { summarizeFindings } from '../protocol/preview';
 import { formatRequest } from '../core/export';
 import { LineIndex } from '../core/text/lineIndex';
 import { itemIds } from './items';
+import { explainTrace } from './explain';
 import { applyVariant } from './variant';
 import type { VariantContext } from './variant';
 
@@ -123,6 +124,7 @@ export function previewReply(input: SnapshotInput): PreviewReply {
     result: { ok: asm.ok, error: asm.error, budget: asm.budget, trace: asm.trace, messages: asm.messages },
     locations: locations(a, lineOf),
     findings: summarizeFindings(a.findings, lineOf),
+    explain: explainTrace(asm.trace),
   };
   if (input.variant) {
     return {

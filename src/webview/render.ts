@@ -447,6 +447,8 @@ function keptSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): HT
     for (const r of shown) {
       const itemCell = el('td', null, revealButton(ctx, r.id, loc.item(r.slot, r.id), `item ${r.id}`));
       if (r.merged && r.merged.length > 0) itemCell.appendChild(badge(`+${r.merged.length} merged`, 'neutral', `Merged duplicates: ${r.merged.join(', ')}`));
+      if (r.conflicts_with?.length) itemCell.appendChild(badge(`conflicts with ${visibleString(r.conflicts_with.join(', '))}`, 'warn', 'Its envelope names the items it disagrees with (see Conflicts)'));
+      for (const why of r.reasons ?? []) itemCell.appendChild(badge(visibleString(why), 'neutral reason', reasonSentence(s, why)));
       tbody.appendChild(
         el('tr', { attrs: { 'data-item': r.id } }, el('td', null, visibleNode(r.slot)), el('td', { class: 'num' }, String(r.position + 1)), itemCell, el('td', { class: 'num' }, fmt(r.tokens)), el('td', { class: 'num' }, fmtScore(r.score)), placementCell(r.placement)),
       );
@@ -473,12 +475,33 @@ function omittedSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations):
           el('td', null, visibleNode(o.slot)),
           el('td', null, revealButton(ctx, o.id, loc.item(o.slot, o.id), `item ${o.id}`)),
           el('td', { class: 'num' }, fmt(o.tokens)),
-          el('td', { class: 'reason' }, el('span', null, visibleNode(describeReason(o.reason))), ' ', el('code', { class: 'reason-code' }, visibleNode(o.reason))),
+          el('td', { class: 'reason' }, el('span', null, visibleNode(reasonSentence(s, o.reason))), ' ', el('code', { class: 'reason-code' }, visibleNode(o.reason))),
         ),
       );
     }
     table.appendChild(tbody);
     return [el('div', { class: 'table-wrap' }, table), more];
+  });
+}
+
+/** A reason code in words: the server's sentence (src/core/assembly/reasonText.ts via the snapshot), else the panel's short one. */
+function reasonSentence(s: PreviewSnapshot, reason: string): string {
+  const e = s.explain;
+  return e && Object.hasOwn(e.reasons, reason) ? e.reasons[reason] : describeReason(reason);
+}
+
+/** Contradictions among candidates and how each was resolved, in the server's words. */
+function conflictsSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement | undefined {
+  const list = s.result.trace.conflicts ?? [];
+  if (list.length === 0) return undefined;
+  const labelled = list.filter((c) => c.resolution === 'labelled').length;
+  return section(ctx, 'conflicts', 'Conflicts', el('span', { class: labelled ? 'warn-text' : 'muted' }, `${fmt(list.length)} found · ${fmt(labelled)} labelled`), () => {
+    const ul = el('ul', { class: 'conflicts-list' });
+    list.forEach((c, i) => {
+      const text = s.explain?.conflicts[i] ?? `${c.kind}: ${c.items.join(', ')} (${c.resolution}${c.reason ? ` ${c.reason}` : ''})`;
+      ul.appendChild(el('li', { attrs: { 'data-resolution': c.resolution } }, el('code', { class: 'reason-code' }, visibleNode(c.slot)), ' ', visibleNode(text)));
+    });
+    return [ul];
   });
 }
 
@@ -648,7 +671,7 @@ export function renderSnapshot(root: HTMLElement, s: PreviewSnapshot, ctx: Rende
     root.replaceChildren(frag);
     return;
   }
-  append(side, [budgetSection(s, ctx), slotsSection(s, ctx, loc), findingsSection(s, ctx), keptSection(s, ctx, loc), omittedSection(s, ctx, loc), neutralisedSection(s, ctx, loc)]);
+  append(side, [budgetSection(s, ctx), slotsSection(s, ctx, loc), findingsSection(s, ctx), keptSection(s, ctx, loc), omittedSection(s, ctx, loc), conflictsSection(s, ctx), neutralisedSection(s, ctx, loc)]);
   const request = el('div', { class: 'col col-request', attrs: { 'data-scroll-key': 'request' } }, messagesSection(s, ctx, loc));
   main.appendChild(el('div', { class: 'layout' }, side, request));
   frag.appendChild(main);
