@@ -10,6 +10,8 @@ import { parseFixture } from '../../src/core/fixture';
 import { finding } from '../../src/core/rules/registry';
 import { redactSecret, redactSecrets, scanHiddenCharacters, scanSecrets, scanYamlSecrets } from '../../src/core/text/scan';
 import { parseTemplate } from '../../src/core/template';
+import { renderDotprompt } from '../../src/core/engine/dotprompt';
+import { redactQuoted } from '../../src/core/text/secrets';
 import { parseYaml } from '../../src/core/text/yaml';
 import type { Finding } from '../../src/core/types';
 
@@ -201,5 +203,28 @@ describe('a secret quoted in a message is redacted before the quote is cut short
     const prompty = parseTemplate('/w/a.prompty', `---\nname: x\n---\nsystem:\n{% for d in ${jwt} %}\nhello\n`).findings;
     expect(prompty.map((f) => f.rule)).toContain('template-invalid');
     expect(shows(prompty, jwt)).toBe(false);
+  });
+});
+
+describe('Handlebars error excerpts', () => {
+  // Found by the fuzz suite: Handlebars quotes 20 characters either side of a lexical error, so a
+  // token before it lost its prefix (`...aaaa1aI_B`) and passed the redaction of the message.
+  const glpat = ['glpat-', 'k3J9xQ2mW7vB4nT8cR1z'].join('');
+  it('a template or partial parse error shows no piece of a secret near it', () => {
+    const source = `---\nmodel: gpt-4o\n---\n  ${glpat} \u0000 {{#if}} {{/each}}`;
+    const r = renderDotprompt(`${glpat}${glpat} \u0000 ---\nmodel: x\n---\n{{x`, { input: {} });
+    const partial = renderDotprompt('{{> bad}}', { input: {} }, { partials: { bad: `${glpat}${glpat} {{x` } });
+    for (const res of [r, partial, renderDotprompt(source, { input: {} })]) {
+      expect(res.issues.length).toBeGreaterThan(0);
+      for (const i of res.issues) expect(i.message).not.toContain(glpat.slice(8, 18));
+    }
+    expect(r.issues[0].message).toMatch(/error/i);
+  });
+
+  it('redactQuoted masks pieces of a source secret and leaves other text alone', () => {
+    const src = `x ${glpat} y`;
+    expect(redactQuoted(`...${glpat.slice(10)} near`, src)).toBe('...… near');
+    expect(redactQuoted('nothing secret here', src)).toBe('nothing secret here');
+    expect(redactQuoted(`whole ${glpat}`, src)).not.toContain(glpat.slice(8));
   });
 });

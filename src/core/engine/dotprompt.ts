@@ -26,6 +26,7 @@
 // @ts-expect-error -- Handlebars ships no typings for its CommonJS build; the shape used is declared below.
 import HandlebarsCjs from 'handlebars/dist/cjs/handlebars.js';
 import { parse as parseYaml } from 'yaml';
+import { redactQuoted } from '../text/secrets';
 import type { Span } from '../types';
 import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from './types';
 
@@ -472,7 +473,8 @@ function compileUncached(source: string, partials: Record<string, string> | unde
     ast = hb.parseWithoutProcessing(prepared.template);
   } catch (err) {
     const loc = errorLoc(err) ?? (/^(Parse|Lexical) error/.test(messageOf(err)) ? parseErrorLoc() : undefined);
-    return { prepared, fatal: [{ rule: 'template-invalid', message: messageOf(err), span: locSpan(prepared, loc) }] };
+    // Handlebars quotes a window of the source around the error: no piece of a secret in it.
+    return { prepared, fatal: [{ rule: 'template-invalid', message: redactQuoted(messageOf(err), prepared.template), span: locSpan(prepared, loc) }] };
   }
   const analysis = analyze(ast);
   if (analysis.tooDeep) {
@@ -660,6 +662,12 @@ function toEngineMessages(messages: DpMessage[], issue: (message: string) => voi
 // The engine
 // ---------------------------------------------------------------------------
 
+/** The sources of the partials a render error passed through, joined, or undefined when it came from the template itself. */
+function chainSources(partials: Record<string, string> | undefined, chain: string[] | undefined): string | undefined {
+  if (!chain?.length || !partials) return undefined;
+  return chain.map((name) => (Object.prototype.hasOwnProperty.call(partials, name) ? partials[name] : '')).join('\n');
+}
+
 /** Where a render error points: its own location, the partial it came from, or the helper it names. */
 function renderErrorSpan(compiled: Compiled, err: unknown, chain: string[] | undefined): { span: Span; prefix: string } {
   const { prepared, analysis } = compiled;
@@ -721,7 +729,11 @@ export function renderDotprompt(source: string, data: DotpromptData, options: Do
     const { span, prefix } = renderErrorSpan(compiled, err, state.errorChain);
     if (err instanceof LimitError) issues.push({ rule: 'unsupported-feature', message: `${prefix}${err.message}; the template is not rendered`, span });
     else if (err instanceof RangeError) issues.push({ rule: 'unsupported-feature', message: `${prefix}the render exhausts the call stack (${err.message}); the template is not rendered`, span });
-    else issues.push({ rule: 'template-invalid', message: prefix + messageOf(err), span });
+    else {
+      // A partial's parse error quotes a window of the partial's source.
+      const quoted = chainSources(options.partials, state.errorChain);
+      issues.push({ rule: 'template-invalid', message: prefix + (quoted ? redactQuoted(messageOf(err), quoted) : messageOf(err)), span });
+    }
     return { rendered: '', messages: [], issues };
   } finally {
     active = undefined;

@@ -193,3 +193,44 @@ export function redactSecrets(text: string): string {
   }
   return out + text.slice(last);
 }
+
+/** Shortest piece of a secret that `redactQuoted` hides (a redaction itself shows 6 + 3 characters). */
+const MIN_PIECE = 8;
+
+/**
+ * `message` redacted, and also cleared of any piece of a secret found in `source` that it quotes.
+ * For messages that show a window of the source (Handlebars' `...text^` excerpts): a window can
+ * cut a secret so that what it shows matches no pattern, and redactSecrets alone would pass it.
+ */
+export function redactQuoted(message: string, source: string): string {
+  let out = redactSecrets(message);
+  const hits = findSecrets(source);
+  for (const h of hits) {
+    // The key material of a private key block, else the secret itself (not its fixed prefix alone).
+    const secret = h.pattern.block ? source.slice(h.start + h.secret.length, h.bodyEnd ?? h.end) : h.secret;
+    out = maskPieces(out, secret);
+  }
+  return out;
+}
+
+/** `text` with each run of at least MIN_PIECE characters that occurs in `secret` replaced by `…`. */
+function maskPieces(text: string, secret: string): string {
+  if (secret.length < MIN_PIECE) return text;
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    let len = 0;
+    if (i + MIN_PIECE <= text.length && secret.includes(text.slice(i, i + MIN_PIECE))) {
+      len = MIN_PIECE;
+      while (i + len < text.length && secret.includes(text.slice(i, i + len + 1))) len++;
+    }
+    if (len) {
+      out += '…';
+      i += len;
+    } else {
+      out += text.charAt(i);
+      i++;
+    }
+  }
+  return out;
+}
