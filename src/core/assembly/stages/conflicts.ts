@@ -32,7 +32,7 @@
  */
 import type { OmitReason } from '../../types';
 import type { Omission, WorkItem } from '../item';
-import { metaList, metaString, timeOf } from '../item';
+import { fingerprintOf, metaList, metaString, timeOf } from '../item';
 import { normalizeForDedup } from '../normalize';
 
 /** Items compared per topic or source; more are rare and would make the comparisons quadratic. */
@@ -70,6 +70,8 @@ interface Group {
   out: WorkItem[];
   /** The value each item holds (claim or version), as written. */
   value(it: WorkItem): string;
+  /** The value as compared (normalized): items with equal keys never disagree. */
+  key(it: WorkItem): string;
   disagree(a: WorkItem, b: WorkItem): boolean;
 }
 
@@ -138,26 +140,36 @@ export function detectConflicts(items: readonly WorkItem[], now: string | undefi
   }
   for (const m of topics.values()) {
     if (!m.items.length || new Set([...m.items, ...m.out].map((i) => claimOf.get(i))).size < 2) continue;
-    groups.push({ kind: 'claim', topic: metaString(m.items[0], 'topic'), items: m.items, out: m.out, value: (i) => metaString(i, 'claim')!, disagree: (a, b) => claimOf.get(a) !== claimOf.get(b) });
+    groups.push({ kind: 'claim', topic: metaString(m.items[0], 'topic'), items: m.items, out: m.out, value: (i) => metaString(i, 'claim')!, key: (i) => claimOf.get(i)!, disagree: (a, b) => claimOf.get(a) !== claimOf.get(b) });
   }
   const sources = new Map<string, Members>();
   for (const [list, out] of [[rest, false], [outside, true]] as const) {
     for (const it of list) if (it.source !== undefined && it.version !== undefined) add(sources, it.source, it, out);
   }
+  const versionOf = new Map<WorkItem, string>();
+  const nv = (i: WorkItem) => {
+    let v = versionOf.get(i);
+    if (v === undefined) versionOf.set(i, (v = normVersion(i.version!)));
+    return v;
+  };
   const textOf = new Map<WorkItem, string>();
   const norm = (i: WorkItem) => {
     let t = textOf.get(i);
     if (t === undefined) textOf.set(i, (t = normalizeForDedup(i.text)));
     return t;
   };
+  // The same text after normalization: the fingerprint's hash of the normalized text (dedup
+  // computed it for most items already) tells most pairs apart; equal hashes are confirmed.
+  const sameText = (a: WorkItem, b: WorkItem) => a.text === b.text || (fingerprintOf(a).key === fingerprintOf(b).key && norm(a) === norm(b));
   for (const m of sources.values()) {
-    if (!m.items.length || new Set([...m.items, ...m.out].map((i) => normVersion(i.version!))).size < 2) continue;
+    if (!m.items.length || new Set([...m.items, ...m.out].map(nv)).size < 2) continue;
     groups.push({
       kind: 'version',
       items: m.items,
       out: m.out,
       value: (i) => i.version!,
-      disagree: (a, b) => normVersion(a.version!) !== normVersion(b.version!) && !(topicOf.has(a) && topicOf.get(a) === topicOf.get(b)) && norm(a) !== norm(b),
+      key: nv,
+      disagree: (a, b) => nv(a) !== nv(b) && !(topicOf.has(a) && topicOf.get(a) === topicOf.get(b)) && !sameText(a, b),
     });
   }
 
@@ -183,7 +195,8 @@ export function detectConflicts(items: readonly WorkItem[], now: string | undefi
       conflicts.push({ kind: g.kind, ...(g.topic !== undefined ? { topic: g.topic } : {}), items: inOrder(it, by), values: inOrder(it, by).map(g.value), resolution: 'superseded', kept: by, superseded: it, basis: bound });
     }
     const left = live.filter((i) => !superseded.has(i));
-    const disagreeing = left.filter((a) => left.some((b) => b !== a && g.disagree(a, b)));
+    // One value among the live items (a source's 4.2 pages beside its filtered 3.9 one): nothing to label.
+    const disagreeing = new Set(left.map(g.key)).size < 2 ? [] : left.filter((a) => left.some((b) => b !== a && g.disagree(a, b)));
     if (disagreeing.length >= 2) {
       conflicts.push({ kind: g.kind, ...(g.topic !== undefined ? { topic: g.topic } : {}), items: disagreeing, values: disagreeing.map(g.value), resolution: 'labelled' });
       for (const a of disagreeing) {
@@ -194,12 +207,12 @@ export function detectConflicts(items: readonly WorkItem[], now: string | undefi
     }
     // Out of scope: each filtered item against the candidates it disagrees with; copies of one
     // filtered text (same value) are one record.
-    const recorded = new Set<string>();
+    const recorded: WorkItem[] = [];
     for (const o of g.out) {
+      if (recorded.some((p) => g.value(p) === g.value(o) && sameText(p, o))) continue;
       const against = left.filter((i) => g.disagree(o, i));
-      const key = `${g.value(o)}\u0000${norm(o)}`;
-      if (!against.length || recorded.has(key)) continue;
-      recorded.add(key);
+      if (!against.length) continue;
+      recorded.push(o);
       const members = [o, ...against].sort((a, b) => a.index - b.index);
       conflicts.push({ kind: g.kind, ...(g.topic !== undefined ? { topic: g.topic } : {}), items: members, values: members.map(g.value), resolution: 'filtered', filtered: o, reason: outReason.get(o)! });
     }
