@@ -78,8 +78,11 @@ function start(): void {
   }
 
   function render(message: HostMessage, t0: number): void {
-    // Re-rendering replaces the DOM: keep the scroll positions and the focused control.
+    // Re-rendering replaces the DOM: keep the scroll positions and the focused control, and what
+    // the user is typing in a field (a budget not yet committed) unless the new snapshot changed it.
     const focusKey = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.key : undefined;
+    const typing = document.activeElement instanceof HTMLInputElement && document.activeElement.type === 'text' ? document.activeElement : undefined;
+    const typed = typing && typing.value !== typing.defaultValue ? { value: typing.value, initial: typing.defaultValue, start: typing.selectionStart, end: typing.selectionEnd } : undefined;
     const scroll = readScroll();
     let seq: number;
     if (message.type === 'snapshot') {
@@ -96,7 +99,14 @@ function start(): void {
       seq = message.seq;
       renderError(root, message.message, ctx);
     }
-    if (focusKey) root.querySelector<HTMLElement>(`[data-key="${CSS.escape(focusKey)}"]`)?.focus({ preventScroll: true });
+    if (focusKey) {
+      const next = root.querySelector<HTMLElement>(`[data-key="${CSS.escape(focusKey)}"]`);
+      next?.focus({ preventScroll: true });
+      if (typed && next instanceof HTMLInputElement && next.defaultValue === typed.initial) {
+        next.value = typed.value;
+        next.setSelectionRange(typed.start, typed.end);
+      }
+    }
     if (!restoredScroll && message.type === 'snapshot') {
       // The first snapshot after a reload goes back to where the user was.
       restoredScroll = true;

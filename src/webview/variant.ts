@@ -117,8 +117,12 @@ export function budgetEditor(slot: string, tokens: number, window: number, ctx: 
     class: 'budget-input',
     attrs: { type: 'text', inputmode: 'numeric', value: String(tokens), size: 7, 'aria-label': `${name} budget in tokens, what-if (type and press Enter)`, 'data-key': `budget-${slot}` },
   });
-  const commit = (n: number): void => {
-    if (n !== tokens) ctx.post({ type: 'setBudget', slot, budget: n });
+  // A field that loses focus because a new snapshot replaced the DOM fires `change` on its way
+  // out: only a control still on the page commits (checked once the replacement is done).
+  const commit = (n: number, control: HTMLElement): void => {
+    queueMicrotask(() => {
+      if (control.isConnected && n !== tokens) ctx.post({ type: 'setBudget', slot, budget: n });
+    });
   };
   range.addEventListener('input', () => {
     const n = Number(range.value);
@@ -126,16 +130,17 @@ export function budgetEditor(slot: string, tokens: number, window: number, ctx: 
     range.setAttribute('aria-valuetext', `${fmt(n)} tokens`);
     preview(n);
   });
-  range.addEventListener('change', () => commit(Number(range.value)));
+  range.addEventListener('change', () => commit(Number(range.value), range));
   field.addEventListener('input', () => field.removeAttribute('aria-invalid'));
   field.addEventListener('change', () => {
+    if (!field.isConnected) return;
     const n = parseBudget(field.value);
     if (n === undefined) {
       field.setAttribute('aria-invalid', 'true');
       field.title = `A whole number of tokens, 0 to ${fmt(MAX_WHAT_IF_BUDGET)}`;
       return;
     }
-    commit(n);
+    commit(n, field);
   });
   field.addEventListener('keydown', (e) => {
     // Enter commits even when the text did not change since the last commit attempt.

@@ -10,6 +10,8 @@
  * Texts the extension decides (lens format, command titles, quick fix titles) are parameters whose
  * defaults follow issues 4 and 5; adjust them there if the implementation words things differently.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import {
   allCodeLensTexts,
@@ -22,6 +24,7 @@ import {
   poll,
   problemCounts,
   runCommand,
+  saveActiveEditor,
   screenshot,
   shownProblems,
 } from './harness';
@@ -183,4 +186,77 @@ export async function quickFixRemovesDiagnostic(
   await filterProblems(page, '');
   expect(after.errors + after.warnings).toBeLessThan(before.errors + before.warnings);
   return { before, after };
+}
+
+export interface WhatIfOptions {
+  file?: string;
+  config?: string;
+  slot?: string;
+  /** The budget as the config writes it, and the what-if one typed in the panel. */
+  from?: number;
+  to?: number;
+}
+
+/** The text of the active editor, read from its rendered lines (the file must fit on screen). */
+async function editorText(page: Workbench['page']): Promise<string> {
+  const lines = await page.locator('.editor-group-container.active .view-lines .view-line').evaluateAll((els) =>
+    els.map((e) => ({ top: parseFloat((e as HTMLElement).style.top) || 0, text: (e as HTMLElement).innerText.replace(/\u00a0/g, ' ') })),
+  );
+  return lines.sort((a, b) => a.top - b.top).map((l) => l.text).join('\n');
+}
+
+/**
+ * What-if budgets end to end: in the preview of the SDK template, types a slot budget into the
+ * budget bar, waits for the what-if re-assembly, presses "Apply to config", then opens the config
+ * in the editor and checks that only that budget changed there (an unsaved edit), and that Undo
+ * in the editor puts the text back. Works on the temp copy of examples/.
+ */
+export async function whatIfAppliedToConfig(wb: Workbench, opts: WhatIfOptions = {}): Promise<{ before: string; applied: string; undone: string }> {
+  const { file = 'sdk-qa/sdk-qa.prompt', config = 'sdk-qa/sdk-qa.context.yaml', slot = 'evidence', from = 3000, to = 400 } = opts;
+  const { page } = wb;
+  await hidePanel(page);
+  await openFile(page, config);
+  const before = await poll('the config text in the editor', async () => {
+    const t = await editorText(page);
+    return t.includes('slots:') ? t : undefined;
+  }, { timeoutMs: 15_000 });
+  expect(before).toContain(`budget: ${from},`);
+  await openFile(page, file);
+  await runCommand(page, 'Context Lens: Preview Assembled Request');
+  const { frame } = await findFrameText(page, (t) => t.includes('Compare with') && t.includes(slot), { timeoutMs: 45_000 });
+  const field = frame.locator(`[data-key="budget-${slot}"]`);
+  await field.waitFor({ state: 'visible', timeout: 15_000 });
+  expect(await field.inputValue()).toBe(String(from));
+  await field.fill(String(to));
+  await field.press('Enter');
+  const banner = frame.locator('.what-if-banner');
+  await banner.waitFor({ state: 'visible', timeout: 30_000 });
+  await poll('the what-if banner to name the new budget', async () => ((await banner.innerText()).includes(`${slot} ${from.toLocaleString('en-US')} → ${to.toLocaleString('en-US')}`) ? true : undefined), { timeoutMs: 15_000 });
+  await screenshot(page, 'preview-what-if');
+  await banner.getByRole('button', { name: 'Apply to config' }).click();
+  // Applied: the panel drops the what-if (the config now says it) and shows the new budget as written.
+  await poll('the what-if banner to go once applied', async () => ((await frame.locator('.what-if-banner').count()) === 0 && (await field.inputValue()) === String(to)) || undefined, { timeoutMs: 30_000 });
+
+  await openFile(page, config);
+  const applied = await poll('the config editor to show the applied budget', async () => {
+    const t = await editorText(page);
+    return t.includes(`budget: ${to},`) ? t : undefined;
+  }, { timeoutMs: 15_000 });
+  // Exactly that value changed (compared without white space: the editor may wrap long lines in
+  // a narrow group; the byte-exact edit is asserted over LSP in test/lsp/preview-variant.test.ts).
+  // Only the slots block is compared: the editor renders just the lines in view.
+  const squash = (t: string): string => /slots:.*?question:\{[^}]*\}/.exec(t.replace(/\s+/g, ''))?.[0] ?? `(no slots block in: ${t})`;
+  expect(squash(applied)).toBe(squash(before.replace(`budget: ${from},`, `budget: ${to},`)));
+  await screenshot(page, 'what-if-applied-config');
+
+  await page.keyboard.press('Control+Z');
+  const undone = await poll('Undo to restore the config text', async () => {
+    const t = await editorText(page);
+    return squash(t) === squash(before) ? t : undefined;
+  }, { timeoutMs: 15_000 });
+  // The browser workbench auto-saves when focus moves (so the applied edit may reach the disk);
+  // saving after Undo leaves the file as it started, for the scenarios after this one.
+  await saveActiveEditor(page);
+  await poll('the config file to be back to its text after Undo', () => readFileSync(join(wb.workspace, config), 'utf8').includes(`budget: ${from},`) || undefined, { timeoutMs: 15_000 });
+  return { before, applied, undone };
 }

@@ -22,7 +22,7 @@ import {
 } from './harness';
 import type { Workbench } from './harness';
 import { spawnSync } from 'node:child_process';
-import { previewPanelNumbers, problemsOnPlantedDefects, quickFixRemovesDiagnostic, tokenCodeLenses } from './scenarios';
+import { previewPanelNumbers, problemsOnPlantedDefects, quickFixRemovesDiagnostic, tokenCodeLenses, whatIfAppliedToConfig } from './scenarios';
 
 /** `ctxlens` on the repository's own examples/, to compare with what the workbench shows. */
 function ctxlensJson(args: string[]): any {
@@ -160,6 +160,12 @@ describe('Context Lens in a real VS Code workbench (code-server)', () => {
       slotLenses: [/^destination · ≈?[\d,]+ tok · no budget · trust unknown/],
     });
     await previewPanelNumbers(wb, { file: 'zero-config/trip-planner.prompt', expectTexts: ['Lisbon', 'Maya and Tom', 'never invent opening hours'], shot: 'preview-zero-config-dotprompt' });
+  }, 180_000);
+
+  it('what-if budgets in the preview: Apply to config edits the config through the editor, and Undo reverts it', async () => {
+    const { applied, before } = await whatIfAppliedToConfig(wb);
+    expect(applied).not.toBe(before);
+    expect(await paletteHasCommand(wb.page, 'Context Lens: Compare Preview With')).toBe(true);
   }, 180_000);
 
   // Last: the quick fix edits the workspace copy.

@@ -350,6 +350,20 @@ describe('what-if budgets', () => {
     expect(await posted(panel)).toEqual({ type: 'resetWhatIf' });
   });
 
+  it('keeps an uncommitted budget being typed across a re-render, unless the snapshot changed that budget', async () => {
+    const panel = await panelWith(buildSnapshot());
+    const field = panel.page.locator('[data-key="budget-evidence"]');
+    await field.fill('12');
+    // A refresh arrives (an edit elsewhere) while the user is still typing.
+    await panel.post({ type: 'snapshot', snapshot: withSeq(buildSnapshot({ documentVersion: 8 }), 2) });
+    expect(await field.inputValue()).toBe('12');
+    expect(await panel.page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.key)).toBe('budget-evidence');
+    expect((await panel.record()).posted).toEqual([{ type: 'ready' }]);
+    // A snapshot with another evidence budget wins over the half-typed text.
+    await panel.post({ type: 'snapshot', snapshot: withSeq(buildWhatIfSnapshot(), 3) });
+    expect(await field.inputValue()).toBe('400');
+  });
+
   it('Apply to config is disabled with the reason when the budgets cannot be written', async () => {
     const panel = await panelWith(buildWhatIfSnapshot({ ok: false, reason: 'The template has no context config to write to: create one first.' }));
     const apply = panel.page.getByRole('button', { name: 'Apply to config' });
