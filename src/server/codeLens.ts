@@ -9,6 +9,7 @@ import type { ConfigAnalysis, FixtureAnalysis, SlotSummary, TemplateAnalysis } f
 import type { FixtureItem, Span } from '../core/types';
 import { costSuffix, equation, num, pct, plural, requestEquation, requestTotals, tok, trustLabel } from './format';
 import { itemVerdicts } from './items';
+import { reasonText } from '../core/assembly/reasonText';
 import type { EntryView } from './analysisService';
 
 /** Client commands the lenses run (contributed by the extension). */
@@ -30,8 +31,9 @@ function at(view: EntryView, span: Span | undefined): CodeLens['range'] {
   return { start: { line: start.line, character: 0 }, end: { line: start.line, character: 0 } };
 }
 
-function lens(range: CodeLens['range'], title: string, command: string, args: unknown[]): CodeLens {
+function lens(range: CodeLens['range'], title: string, command: string, args: unknown[], tooltip?: string): CodeLens {
   const cmd: Command = { title, command, arguments: args };
+  if (tooltip) cmd.tooltip = tooltip;
   return { range, command: cmd };
 }
 
@@ -112,7 +114,7 @@ export function fixtureLenses(a: FixtureAnalysis, view: EntryView, ctx: LensCont
       if (itemLenses++ >= MAX_ITEM_LENSES) break;
       const v = verdicts.lookup(s.name, item);
       if (!v) continue;
-      out.push(lens(at(view, item.span), itemTitle(v, t.tokenizer.exact), PREVIEW_COMMAND, [templateUri, { fixture: a.path, slot: s.name }]));
+      out.push(lens(at(view, item.span), itemTitle(v, t.tokenizer.exact), PREVIEW_COMMAND, [templateUri, { fixture: a.path, slot: s.name }], itemTooltip(v)));
     }
   }
   return out;
@@ -124,6 +126,13 @@ export function itemTitle(v: ItemVerdict, exact: boolean): string {
   const score = v.score !== undefined ? ` · score ${v.score.toFixed(2)}` : '';
   if (v.kept) return `${v.id} · kept #${v.kept.position + 1} (${v.kept.placement}) · ${tok(v.tokens, exact)} tok${score}`;
   return `${v.id} · omitted: ${v.omitted?.reason} · ${tok(v.tokens, exact)} tok${score}`;
+}
+
+/** The lens's hover text: the omit reason, or the kept reasons, in words (reasonText). */
+export function itemTooltip(v: ItemVerdict): string | undefined {
+  if (v.omitted) return reasonText(v.omitted.reason);
+  const reasons = v.kept?.reasons ?? [];
+  return reasons.length ? reasons.map((r) => reasonText(r)).join(' ') : undefined;
 }
 
 export type { FixtureItem };
