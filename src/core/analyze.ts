@@ -18,7 +18,7 @@ import { assemble, withRemainder } from './assembly';
 import { applySeverities, finding } from './rules/registry';
 import { configRules, templateRules } from './rules/templateRules';
 import { ContextConfigSchema } from './config/schema';
-import { SAMPLE_FIXTURE, requestSettings, sampleFixture, samplePath, templateDefaults } from './sample';
+import { SAMPLE_FIXTURE, requestSettings, runtimeDefaults, sampleFixture, samplePath, templateDefaults } from './sample';
 import { readPartials } from './partials';
 import { ENV_REFERENCE } from './models';
 import { withCost } from './cost';
@@ -505,7 +505,7 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
     modelName: model.name,
     // Defaults under the fixture's values: dotprompt's input.default (as Genkit passes it); for Prompty the
     // input defaults and the sample, which Prompty's prepare() hoists under the inputs of every run.
-    render: { partials: partials.sources, defaults: template.format === 'prompty' ? { ...templateDefaults(template), ...sample.values } : templateDefaults(template), escape: !zero },
+    render: { partials: partials.sources, defaults: runtimeDefaults(template, sample), escape: !zero },
     ...(zero ? { zeroConfig: true } : {}),
   });
   // The request's cost at its model's price (cost.ts), on the trace every front end reads.

@@ -53,6 +53,15 @@ export function templateDefaults(template: TemplateDoc): Record<string, unknown>
   return out;
 }
 
+/**
+ * What the runtime places under a fixture's values: dotprompt's `input.default`; for Prompty the
+ * input defaults and the sample, which Prompty's prepare() hoists under the inputs of every run.
+ * The editor analysis and every variant of it (eval, diff, the preview's compare mode) use this.
+ */
+export function runtimeDefaults(template: TemplateDoc, sample: Pick<SampleResult, 'values'>): Record<string, unknown> {
+  return template.format === 'prompty' ? { ...templateDefaults(template), ...sample.values } : templateDefaults(template);
+}
+
 export interface SampleResult {
   fixture?: FixtureDoc;
   /** The sample as plain values. Prompty hoists them under the inputs of every run (prepare: param_hoisting(inputs, sample)). */

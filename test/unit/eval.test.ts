@@ -25,6 +25,7 @@ import {
 } from '../../src/core/eval';
 import type { EvalResult, Subject } from '../../src/core/eval';
 import { DiskFileHost } from '../../src/node/fileHost';
+import { analyzeTemplate } from '../../src/core/analyze';
 
 class MemoryHost implements FileHost {
   constructor(
@@ -617,4 +618,38 @@ describe('reports', () => {
 
 it('RETRIEVAL_ORDER weighs relevance alone', () => {
   expect(RETRIEVAL_ORDER).toEqual({ relevance: 1, authority: 0, version_match: 0, recency: 0, novelty: 0, contradiction_penalty: 0 });
+});
+
+describe('variants of a Prompty template with sample data', () => {
+  it('layer the sample under another fixture the way the editor analysis (and Prompty) do', () => {
+    const prompty = `---
+name: greeter
+model:
+  api: chat
+sample:
+  firstName: Jane
+  question: What is new?
+---
+system:
+Greet {{firstName}}.
+
+user:
+{{question}}
+`;
+    const host = new MemoryHost(['/ws'], {
+      '/ws/greet.prompty': prompty,
+      '/ws/greet.context.yaml': 'model: gpt-4o\nwindow: 8000\noutput: 500\nmargin: 100\nslots:\n  question: { kind: user, trust: untrusted, required: true }\nfixtures: [fixtures/*.fixture.yaml]\n',
+      '/ws/fixtures/other.fixture.yaml': 'template: ../greet.prompty\nslots:\n  question: How do I reset my password?\n',
+    });
+    const p = prepareSubject(host, '/ws/greet.prompty');
+    expect(p.error).toBeUndefined();
+    const found = findFixture(host, p.subject!, '/ws/greet.prompty', 'other');
+    expect(found.error).toBeUndefined();
+    const variant = assembleWith(p.subject!, found.fixture);
+    // The fixture gives no firstName: Prompty hoists the sample's under it, so the system message greets Jane.
+    expect(variant.messages[0].content).toContain('Greet Jane.');
+    expect(variant.messages[1].content).toContain('How do I reset my password?');
+    const editor = analyzeTemplate(host, '/ws/greet.prompty', { fixture: '/ws/fixtures/other.fixture.yaml' });
+    expect(variant.messages).toEqual(editor!.assembly!.messages);
+  });
 });

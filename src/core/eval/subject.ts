@@ -16,7 +16,7 @@ import { assemble } from '../assembly';
 import { ContextConfigSchema } from '../config/schema';
 import { parseFixture, resolveFixtureFiles } from '../fixture';
 import { readPartials } from '../partials';
-import { templateDefaults, SAMPLE_FIXTURE } from '../sample';
+import { runtimeDefaults, sampleFixture, SAMPLE_FIXTURE } from '../sample';
 import { getTokenizer } from '../tokens';
 import { isInside, resolveInWorkspace } from '../paths';
 import { withCost } from '../cost';
@@ -69,7 +69,7 @@ export function subjectFromAnalysis(host: FileHost, analysis: TemplateAnalysis, 
     tokenizer,
     model: analysis.model,
     modelName: analysis.model?.name ?? options.model ?? analysis.assembly.trace.model,
-    render: { partials: partials.sources, defaults: templateDefaults(analysis.template), escape: !analysis.zeroConfig },
+    render: { partials: partials.sources, defaults: runtimeDefaults(analysis.template, sampleFixture(host, analysis.template)), escape: !analysis.zeroConfig },
     messageOverhead: config.overhead?.message ?? analysis.model?.messageOverhead ?? 0,
   };
   if (binding) {
