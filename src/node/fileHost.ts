@@ -192,14 +192,35 @@ function matchSegments(segs: GlobSegment[], parts: string[]): boolean {
 }
 
 /**
- * A matcher for a glob pattern over `/`-separated relative paths, or undefined for a pattern that
- * is empty, too long or expands to too many alternatives (it then matches nothing).
+ * Whether a file below the folder `parts` could match: the folder's names match a prefix of the
+ * segments and at least one segment is left for what lies below. Lets a walk skip folders that
+ * cannot hold a match (`fixtures/*.yaml` never enters `src/`), same memoized shape as above.
  */
-export function globMatcher(pattern: string): ((relPath: string) => boolean) | undefined {
+function mayHoldMatch(segs: GlobSegment[], parts: string[]): boolean {
+  const width = parts.length + 1;
+  const memo = new Uint8Array((segs.length + 1) * width);
+  const at = (si: number, pi: number): boolean => {
+    const key = si * width + pi;
+    if (memo[key]) return memo[key] === 2;
+    let ok: boolean;
+    if (pi === parts.length) ok = si < segs.length;
+    else if (si === segs.length) ok = false;
+    else {
+      const seg = segs[si];
+      if (seg === 'globstar') ok = at(si + 1, pi) || (!parts[pi].startsWith('.') && at(si, pi + 1));
+      else ok = matchName(seg, parts[pi]) && at(si + 1, pi + 1);
+    }
+    memo[key] = ok ? 2 : 1;
+    return ok;
+  };
+  return at(0, 0);
+}
+
+function compileGlob(pattern: string): GlobSegment[][] | undefined {
   if (!pattern.trim() || pattern.length > MAX_GLOB_PATTERN) return undefined;
   const alternatives = expandBraces(pattern);
   if (!alternatives) return undefined;
-  const compiled = alternatives.map((alt) => {
+  return alternatives.map((alt) => {
     const segs: GlobSegment[] = [];
     for (const seg of alt.split('/')) {
       if (seg === '' || seg === '.') continue;
@@ -209,9 +230,33 @@ export function globMatcher(pattern: string): ((relPath: string) => boolean) | u
     }
     return segs;
   });
+}
+
+const splitPath = (relPath: string): string[] => relPath.split('/').filter((s) => s !== '');
+
+/**
+ * A matcher for a glob pattern over `/`-separated relative paths, or undefined for a pattern that
+ * is empty, too long or expands to too many alternatives (it then matches nothing).
+ */
+export function globMatcher(pattern: string): ((relPath: string) => boolean) | undefined {
+  const compiled = compileGlob(pattern);
+  if (!compiled) return undefined;
   return (relPath: string) => {
-    const parts = relPath.split('/').filter((s) => s !== '');
+    const parts = splitPath(relPath);
     return compiled.some((segs) => matchSegments(segs, parts));
+  };
+}
+
+/**
+ * For a glob pattern, whether a folder (relative path, `''` for the start) can hold a file the
+ * pattern matches; undefined where `globMatcher` is.
+ */
+export function globFolderFilter(pattern: string): ((relDir: string) => boolean) | undefined {
+  const compiled = compileGlob(pattern);
+  if (!compiled) return undefined;
+  return (relDir: string) => {
+    const parts = splitPath(relDir);
+    return compiled.some((segs) => mayHoldMatch(segs, parts));
   };
 }
 
@@ -234,13 +279,18 @@ export function nodeSha256(text: string): string {
 export class DiskFileHost implements FileHost {
   private readonly listRoots: () => readonly string[];
   private realRootsCache?: { key: string; real: string[] };
+  /** Folder listings by path, when the host was asked to keep them (`cacheListings`). */
+  private readonly listings?: Map<string, fs.Dirent[]>;
 
   /**
    * `roots` may be a function, for a host whose workspace folders change (the language server's).
    * A disk host also gives the core Node's native SHA-256 (trace hashes, cache keys): every Node
    * front end (library, CLI, service, language server) reads through one.
    */
-  constructor(roots: readonly string[] | (() => readonly string[])) {
+  constructor(roots: readonly string[] | (() => readonly string[]), options: { cacheListings?: boolean } = {}) {
+    // `cacheListings` keeps every folder listing for the host's life: for a one-shot run (the
+    // CLI), where a thousand globs walk the same folders.
+    if (options.cacheListings) this.listings = new Map();
     useSha256(nodeSha256);
     if (typeof roots === 'function') this.listRoots = roots;
     else {
@@ -311,6 +361,21 @@ export class DiskFileHost implements FileHost {
     return this.regular(p)?.stat.size;
   }
 
+  /** A folder's entries, real ones first (a folder is listed under its own path rather than a link's). */
+  private list(abs: string): fs.Dirent[] | undefined {
+    const hit = this.listings?.get(abs);
+    if (hit) return hit;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return undefined;
+    }
+    entries.sort((a, b) => Number(a.isSymbolicLink()) - Number(b.isSymbolicLink()));
+    this.listings?.set(abs, entries);
+    return entries;
+  }
+
   glob(dir: string, pattern: string): string[] {
     // Patterns come from configs: an empty or absurd one matches nothing rather than throwing.
     if (!pattern.trim() || pattern.length > MAX_GLOB_PATTERN) return [];
@@ -323,7 +388,8 @@ export class DiskFileHost implements FileHost {
     }
     if (pat !== pattern) return this.glob(base, pat);
     const isMatch = globMatcher(pattern);
-    if (!isMatch) return [];
+    const mayHold = globFolderFilter(pattern);
+    if (!isMatch || !mayHold) return [];
     const start = this.realPath(dir);
     if (start === undefined || !this.allowed(start)) return [];
     const out: string[] = [];
@@ -331,14 +397,8 @@ export class DiskFileHost implements FileHost {
     const seen = new Set<string>([start]);
     let visited = 0;
     const walk = (abs: string, real: string, rel: string): void => {
-      let entries: fs.Dirent[];
-      try {
-        entries = fs.readdirSync(abs, { withFileTypes: true });
-      } catch {
-        return;
-      }
-      // Real entries first, so a folder is listed under its own path rather than a link's.
-      entries.sort((a, b) => Number(a.isSymbolicLink()) - Number(b.isSymbolicLink()));
+      const entries = this.list(abs);
+      if (!entries) return;
       for (const e of entries) {
         if (++visited > MAX_WALK) return;
         const childAbs = `${abs}/${e.name}`;
@@ -360,7 +420,8 @@ export class DiskFileHost implements FileHost {
           childReal = target;
         }
         if (isDir) {
-          if (SKIP_DIRS.has(e.name) || e.name.startsWith('.') || seen.has(childReal)) continue;
+          // Folders no match can lie in are not entered (nor counted against the walk's bound below them).
+          if (SKIP_DIRS.has(e.name) || e.name.startsWith('.') || seen.has(childReal) || !mayHold(childRel)) continue;
           seen.add(childReal);
           walk(childAbs, childReal, childRel);
         } else if (isFile && isMatch(childRel)) {
@@ -373,5 +434,61 @@ export class DiskFileHost implements FileHost {
     // Nothing outside the workspace is ever offered to the core.
     const roots = this.roots;
     return out.filter((p) => within(roots, p)).sort();
+  }
+}
+
+/** Texts a `SnapshotFileHost` keeps at most (UTF-16 code units, summed); beyond it files are re-read. */
+const SNAPSHOT_TEXT_BUDGET = 64 * 1024 * 1024;
+
+/**
+ * A host that answers each question once: for one run of the CLI, which reads the same configs,
+ * fixtures and folders for every template that uses them (1,000 templates asking for their
+ * neighbours' `template:` keys made 100,000 reads of the same files). The files are taken not to
+ * change during the run. Texts are kept up to a budget; larger totals are read again.
+ */
+export class SnapshotFileHost implements FileHost {
+  private readonly texts = new Map<string, string | undefined>();
+  private readonly sizes = new Map<string, number | undefined>();
+  private readonly reals = new Map<string, string | undefined>();
+  private readonly globs = new Map<string, string[]>();
+  private kept = 0;
+
+  constructor(private readonly inner: FileHost & Required<Pick<FileHost, 'realPath'>>) {}
+
+  get roots(): readonly string[] {
+    return this.inner.roots;
+  }
+
+  readFile(p: string): string | undefined {
+    if (this.texts.has(p)) return this.texts.get(p);
+    const text = this.inner.readFile(p);
+    const cost = text?.length ?? 0;
+    if (this.kept + cost <= SNAPSHOT_TEXT_BUDGET) {
+      this.kept += cost;
+      this.texts.set(p, text);
+    }
+    return text;
+  }
+
+  size(p: string): number | undefined {
+    if (this.sizes.has(p)) return this.sizes.get(p);
+    const n = this.inner.size(p);
+    this.sizes.set(p, n);
+    return n;
+  }
+
+  glob(dir: string, pattern: string): string[] {
+    const key = `${dir}\u0000${pattern}`;
+    let hit = this.globs.get(key);
+    if (!hit) this.globs.set(key, (hit = this.inner.glob(dir, pattern)));
+    // Callers may sort or extend what they get.
+    return [...hit];
+  }
+
+  realPath(p: string): string | undefined {
+    if (this.reals.has(p)) return this.reals.get(p);
+    const r = this.inner.realPath(p);
+    this.reals.set(p, r);
+    return r;
   }
 }
