@@ -653,3 +653,17 @@ user:
     expect(variant.messages).toEqual(editor!.assembly!.messages);
   });
 });
+
+describe('diffAssemblies', () => {
+  it("reads the other side's reason from the same slot when two slots use one id", () => {
+    const trace = (retained: Array<{ slot: string; id: string }>, omitted: Array<{ slot: string; id: string; reason: string }>) => ({
+      ok: true,
+      messages: [],
+      trace: { input_tokens: 10, slots: [{ name: 'history', kept: 0, total: 1, used: 0 }, { name: 'evidence', kept: retained.length, total: 1, used: 5 }], retained: retained.map((r, position) => ({ ...r, position, tokens: 5 })), omitted: omitted.map((o) => ({ ...o, tokens: 5 })) },
+    });
+    const a = trace([{ slot: 'evidence', id: 'x' }], [{ slot: 'history', id: 'x', reason: 'trimmed-for-request' }]);
+    const b = trace([], [{ slot: 'history', id: 'x', reason: 'trimmed-for-request' }, { slot: 'evidence', id: 'x', reason: 'filtered:version' }]);
+    const d = diffAssemblies(a as never, b as never);
+    expect(d.slots.find((s) => s.slot === 'evidence')!.only_a).toEqual([{ id: 'x', b: 'filtered:version' }]);
+  });
+});

@@ -46,8 +46,8 @@ export interface AssemblyDiff {
   same_messages: boolean;
 }
 
-function reasonIn(result: AssemblyResult, id: string): string {
-  const o = result.trace.omitted.find((x) => x.id === id);
+function reasonIn(result: AssemblyResult, slot: string, id: string): string {
+  const o = result.trace.omitted.find((x) => x.slot === slot && x.id === id);
   return o ? o.reason : 'not a candidate';
 }
 
@@ -97,8 +97,8 @@ export function diffAssemblies(a: AssemblyResult, b: AssemblyResult): AssemblyDi
       total_b: sb?.total ?? 0,
       tokens_a: sa?.used ?? 0,
       tokens_b: sb?.used ?? 0,
-      only_a: ka.filter((r) => !idsB.has(r.id)).map((r) => ({ id: r.id, b: reasonIn(b, r.id) })),
-      only_b: kb.filter((r) => !idsA.has(r.id)).map((r) => ({ id: r.id, a: reasonIn(a, r.id) })),
+      only_a: ka.filter((r) => !idsB.has(r.id)).map((r) => ({ id: r.id, b: reasonIn(b, slot, r.id) })),
+      only_b: kb.filter((r) => !idsA.has(r.id)).map((r) => ({ id: r.id, a: reasonIn(a, slot, r.id) })),
       moved: ka.filter((r) => idsB.has(r.id) && idsB.get(r.id) !== r.position).map((r) => ({ id: r.id, a: r.position, b: idsB.get(r.id)! })),
     };
   });
