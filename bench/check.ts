@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 
 const TEMPLATES = 1000;
 
-function generate(dir: string): void {
+export function generate(dir: string): void {
   for (let i = 0; i < TEMPLATES; i++) {
     const d = join(dir, `t${Math.floor(i / 100)}`);
     mkdirSync(join(d, 'fixtures'), { recursive: true });

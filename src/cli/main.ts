@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { analyzeConfig, analyzeTemplate, checkFiles, classifyFile } from '../core/analyze';
+import { analyzeConfig, analyzeTemplate, checkFiles, checkOrder, classifyFile } from '../core/analyze';
+import type { FileHost } from '../core/host';
 import type { BudgetReport, Finding } from '../core/types';
 import { LineIndex } from '../core/text/lineIndex';
 import { getTokenizer, listAllTokenizers } from '../core/tokens';
@@ -16,8 +17,9 @@ import { REQUEST_FORMATS, formatRequest, type RequestFormat } from '../core/expo
 import { contextConfigPath, initConfigText } from '../core/init';
 import { remainderLines } from '../core/assembly';
 import { SAMPLE_FIXTURE } from '../core/sample';
-import { DiskFileHost, toPosix } from '../node/fileHost';
+import { DiskFileHost, SnapshotFileHost, toPosix } from '../node/fileHost';
 import { toSarif } from './sarif';
+import { autoJobs, canStartWorkers, checkFilesInParallel, isCheckWorker, serveCheckWorker } from './checkParallel';
 import { serve } from './serve';
 import { citeCheck } from './citeCheck';
 import { evalCmd } from './eval';
@@ -31,7 +33,7 @@ class UsageError extends Error {}
 const HELP = `ctxlens ${VERSION} — check LLM prompt templates and context configs
 
 Usage:
-  ctxlens check [paths...] [--format text|json|sarif] [--max-warnings N]
+  ctxlens check [paths...] [--format text|json|sarif] [--max-warnings N] [--jobs auto|N]
   ctxlens count [files...|-] [--tokenizer NAME | --model NAME] [--chat] [--format text|json]
   ctxlens budget <config-or-template> [--model NAME] [--format text|json]
   ctxlens assemble <template> [--fixture F|sample] [--format openai|anthropic|text|json] [--trace FILE] [--model M]
@@ -54,12 +56,22 @@ interface Io {
 
 const fmtNum = (n: number) => n.toLocaleString('en-US');
 
-export function run(argv: string[], io: Io): number {
+export function run(argv: string[], io: Io): number | Promise<number> {
   const [command, ...rest] = argv;
+  const failed = (e: unknown): number => {
+    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`ctxlens: ${(e as Error).message}\n\n${HELP}`);
+      return 2;
+    }
+    io.err(`ctxlens: internal error: ${(e as Error).stack ?? e}\n`);
+    return 2;
+  };
   try {
     switch (command) {
-      case 'check':
-        return check(rest, io);
+      case 'check': {
+        const code = check(rest, io);
+        return typeof code === 'number' ? code : code.catch(failed);
+      }
       case 'count':
         return count(rest, io);
       case 'budget':
@@ -92,12 +104,7 @@ export function run(argv: string[], io: Io): number {
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (e) {
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.err(`ctxlens: ${(e as Error).message}\n\n${HELP}`);
-      return 2;
-    }
-    io.err(`ctxlens: internal error: ${(e as Error).stack ?? e}\n`);
-    return 2;
+    return failed(e);
   }
 }
 
@@ -117,7 +124,7 @@ function rel(io: Io, p: string): string {
 }
 
 /** Workspace root for a set of paths: the git top or the current folder, whichever contains them. */
-function hostFor(io: Io, paths: string[]): DiskFileHost {
+function hostFor(io: Io, paths: string[], options: { cacheListings?: boolean } = {}): DiskFileHost {
   const roots = new Set<string>([toPosix(path.resolve(io.cwd))]);
   for (const p of paths) {
     const a = abs(io, p);
@@ -125,18 +132,18 @@ function hostFor(io: Io, paths: string[]): DiskFileHost {
       roots.add(fs.existsSync(a) && fs.statSync(a).isDirectory() ? a : toPosix(path.dirname(a)));
     }
   }
-  return new DiskFileHost([...roots]);
+  return new DiskFileHost([...roots], options);
 }
 
 // ---------------------------------------------------------------------------
 // check
 // ---------------------------------------------------------------------------
 
-function check(args: string[], io: Io): number {
+function check(args: string[], io: Io): number | Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string' }, 'max-warnings': { type: 'string' }, model: { type: 'string' } },
+    options: { format: { type: 'string' }, 'max-warnings': { type: 'string' }, model: { type: 'string' }, jobs: { type: 'string' } },
   });
   const format = oneOf(values.format, ['text', 'json', 'sarif'] as const, '--format', 'text');
   let maxWarnings = -1;
@@ -144,8 +151,14 @@ function check(args: string[], io: Io): number {
     maxWarnings = Number(values['max-warnings']);
     if (!Number.isInteger(maxWarnings) || maxWarnings < 0) throw new UsageError('--max-warnings takes a whole number');
   }
+  let jobs: number | 'auto' = 'auto';
+  if (values.jobs !== undefined && values.jobs !== 'auto') {
+    jobs = Number(values.jobs);
+    if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new UsageError('--jobs takes auto or a whole number from 1 to 64');
+  }
   const targets = positionals.length ? positionals : ['.'];
-  const host = hostFor(io, targets);
+  // One run reads each file, folder and real path once, however many templates ask for it.
+  const host = new SnapshotFileHost(hostFor(io, targets, { cacheListings: true }));
   const files: string[] = [];
   for (const t of targets) {
     const a = abs(io, t);
@@ -164,7 +177,15 @@ function check(args: string[], io: Io): number {
       return 2;
     }
   }
-  const byFile = checkFiles(host, files);
+  const workers = jobs === 'auto' ? autoJobs(checkOrder(files).templates.length) : jobs;
+  if (workers > 1 && canStartWorkers()) {
+    return checkFilesInParallel(files, host.roots, workers).then((byFile) => report(byFile, files.length, host, format, maxWarnings, io));
+  }
+  return report(checkFiles(host, files), files.length, host, format, maxWarnings, io);
+}
+
+/** Prints what `check` found and returns its exit code. */
+function report(byFile: Map<string, Finding[]>, fileCount: number, host: FileHost, format: 'text' | 'json' | 'sarif', maxWarnings: number, io: Io): number {
   const texts = new Map<string, LineIndex>();
   const index = (p: string) => {
     let li = texts.get(p);
@@ -204,7 +225,7 @@ function check(args: string[], io: Io): number {
       }
     }
     const n = summary.errors + summary.warnings + summary.infos;
-    io.err(n ? `\n${summary.errors} error(s), ${summary.warnings} warning(s), ${summary.infos} info(s) in ${files.length} file(s)\n` : `No problems in ${files.length} file(s).\n`);
+    io.err(n ? `\n${summary.errors} error(s), ${summary.warnings} warning(s), ${summary.infos} info(s) in ${fileCount} file(s)\n` : `No problems in ${fileCount} file(s).\n`);
   }
   if (summary.errors > 0) return 1;
   if (maxWarnings >= 0 && summary.warnings > maxWarnings) {
@@ -460,12 +481,14 @@ function init(args: string[], io: Io): number {
   return 0;
 }
 
-if (require.main === module) {
+if (isCheckWorker()) serveCheckWorker();
+else if (require.main === module) {
   const code = run(process.argv.slice(2), {
     out: (s) => process.stdout.write(s),
     err: (s) => process.stderr.write(s),
     cwd: process.cwd(),
     stdin: () => fs.readFileSync(0, 'utf8'),
   });
-  process.exitCode = code;
+  if (typeof code === 'number') process.exitCode = code;
+  else void code.then((c) => (process.exitCode = c));
 }

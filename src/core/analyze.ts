@@ -119,26 +119,78 @@ export function classifyFile(path: string): FileKind | undefined {
 
 // ---------------------------------------------------------------------------
 // Parse caches. Parsing is keyed by path and exact text, so re-analysing a template after a
-// config edit re-parses only the config.
+// config edit re-parses only the config. Each cache is least-recently-used first out, bounded by
+// entries and by the characters of the texts it keeps (a parsed document takes several times its
+// text): a scan of a folder of 2 MB fixtures must not keep every one of them.
 // ---------------------------------------------------------------------------
 
 class TextCache<T> {
   private readonly map = new Map<string, { text: string; value: T }>();
-  constructor(private readonly limit = 512) {}
+  private chars = 0;
+  constructor(
+    private readonly limit = 512,
+    private readonly maxChars = Number.POSITIVE_INFINITY,
+  ) {}
   get(path: string, text: string, make: () => T): T {
     const hit = this.map.get(path);
-    if (hit && hit.text === text) return hit.value;
+    if (hit && hit.text === text) {
+      this.map.delete(path);
+      this.map.set(path, hit);
+      return hit.value;
+    }
     const value = make();
-    this.map.delete(path);
+    this.delete(path);
     this.map.set(path, { text, value });
-    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as string);
+    this.chars += text.length;
+    // The newest entry stays, whatever its size.
+    while (this.map.size > 1 && (this.map.size > this.limit || this.chars > this.maxChars)) this.delete(this.map.keys().next().value as string);
     return value;
+  }
+  delete(path: string): void {
+    const hit = this.map.get(path);
+    if (!hit) return;
+    this.chars -= hit.text.length;
+    this.map.delete(path);
   }
 }
 
-const templates = new TextCache<TemplateDoc>();
-const configs = new TextCache<ConfigDoc>();
-const fixtures = new TextCache<FixtureDoc>();
+const MB = 1024 * 1024;
+const templates = new TextCache<TemplateDoc>(512, 32 * MB);
+const configs = new TextCache<ConfigDoc>(512, 32 * MB);
+const fixtures = new TextCache<FixtureDoc>(512, 8 * MB);
+/**
+ * What binding needs of a fixture file: its `template:` and `name:`. Every template's analysis asks
+ * it of every fixture its config matches or that lies beside it, so it is kept, by text, longer
+ * than the parses (a folder of twelve 2 MB fixtures was parsed in full for every analysis).
+ */
+interface FixtureHead {
+  template?: string;
+  name: string;
+}
+const fixtureHeads = new TextCache<FixtureHead>(4096, 64 * MB);
+
+function fixtureHead(host: FileHost, path: string): FixtureHead | undefined {
+  const text = host.readFile(path);
+  if (text === undefined) return undefined;
+  return fixtureHeads.get(path, text, () => {
+    // Without the words, or an escape that could spell them, no key of the document is `template` or `name`.
+    if (!text.includes('template') && !text.includes('name') && !text.includes('\\')) return { name: fixtureName(path) };
+    const doc = fixtures.get(path, text, () => parseFixture(path, text));
+    return { ...(doc.template ? { template: doc.template.value } : {}), name: doc.name };
+  });
+}
+
+/**
+ * Drops the parsed documents of these paths (the language server, after its workspace scan read
+ * files no open document needs). Later analyses parse them again.
+ */
+export function forgetParsed(paths: Iterable<string>): void {
+  for (const p of paths) {
+    templates.delete(p);
+    configs.delete(p);
+    fixtures.delete(p);
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Derived caches. Typing in a template re-analyses it with the same config and fixtures: the
@@ -355,7 +407,7 @@ function fixtureTemplateRef(host: FileHost, path: string): string | undefined {
     const m = /^template:\s*["']?([^"'\n#]+?)["']?\s*(?:#.*)?$/m.exec(head) ?? /"template"\s*:\s*"([^"]+)"/.exec(head);
     return m?.[1];
   }
-  return readFixture(host, path)?.template?.value;
+  return fixtureHead(host, path)?.template;
 }
 
 function pickFixture(host: FileHost, list: string[], wanted: string | undefined, auto = true): string | undefined {
@@ -464,7 +516,7 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
   dependencies.push(...fixturePaths);
   analysis.fixtures = [
     ...(sample.fixture ? [{ path: samplePath(path), name: SAMPLE_FIXTURE }] : []),
-    ...fixturePaths.map((p) => ({ path: p, name: (tooLarge(host, p, options) === undefined ? readFixture(host, p)?.name : undefined) ?? fixtureName(p) })),
+    ...fixturePaths.map((p) => ({ path: p, name: (tooLarge(host, p, options) === undefined ? fixtureHead(host, p)?.name : undefined) ?? fixtureName(p) })),
   ];
   const wantsSample = options.fixture === SAMPLE_FIXTURE || options.fixture === samplePath(path);
   // The template's own sample is the first fixture; an explicitly named fixture file wins.
@@ -702,36 +754,48 @@ export function analyzeFile(host: FileHost, path: string, options: AnalyzeOption
 // Whole-tree check (CLI, CI)
 // ---------------------------------------------------------------------------
 
-/**
- * Checks every template with every one of its fixtures, then configs and fixtures no template
- * reached. Returns findings grouped by file, deduplicated.
- */
-export function checkFiles(host: FileHost, files: string[], options: AnalyzeOptions = {}): Map<string, Finding[]> {
-  const all: Finding[] = [];
-  const covered = new Set<string>();
+/** What checking one template (with every one of its fixtures) found, and the files it covered. */
+export interface TemplateCheck {
+  findings: Finding[];
+  /** The template, its config and fixtures: they need no check of their own. */
+  covered: string[];
+}
+
+/** One template with its first fixture, then with each other fixture (the first step of `checkFiles`). */
+export function checkTemplate(host: FileHost, path: string, options: AnalyzeOptions = {}): TemplateCheck {
+  const findings: Finding[] = [];
+  const covered = [path];
+  const first = analyzeTemplate(host, path, options);
+  if (!first) return { findings, covered };
+  findings.push(...first.findings);
+  if (first.config && !first.config.inline) covered.push(first.config.path);
+  for (const f of first.fixtures) {
+    covered.push(f.path);
+    if (f.path === first.fixture?.path) continue;
+    const again = analyzeTemplate(host, path, { ...options, fixture: f.path });
+    if (again) findings.push(...again.findings);
+  }
+  return { findings, covered };
+}
+
+/** A config or fixture no template reached (the second step of `checkFiles`). */
+export function checkUncovered(host: FileHost, path: string, options: AnalyzeOptions = {}): Finding[] {
+  const kind = classifyFile(path);
+  if (kind === 'config') return analyzeConfig(host, path, options)?.findings ?? [];
+  if (kind === 'fixture') return analyzeFixture(host, path, options)?.findings ?? [];
+  return [];
+}
+
+/** The files `checkFiles` checks, in its order: sorted and unique; templates first, then the rest. */
+export function checkOrder(files: readonly string[]): { sorted: string[]; templates: string[] } {
   const sorted = [...new Set(files)].sort();
-  for (const path of sorted) {
-    if (classifyFile(path) !== 'template') continue;
-    covered.add(path);
-    const first = analyzeTemplate(host, path, options);
-    if (!first) continue;
-    all.push(...first.findings);
-    if (first.config && !first.config.inline) covered.add(first.config.path);
-    for (const f of first.fixtures) {
-      covered.add(f.path);
-      if (f.path === first.fixture?.path) continue;
-      const again = analyzeTemplate(host, path, { ...options, fixture: f.path });
-      if (again) all.push(...again.findings);
-    }
-  }
-  for (const path of sorted) {
-    if (covered.has(path)) continue;
-    const kind = classifyFile(path);
-    if (kind === 'config') all.push(...(analyzeConfig(host, path, options)?.findings ?? []));
-    else if (kind === 'fixture') all.push(...(analyzeFixture(host, path, options)?.findings ?? []));
-  }
+  return { sorted, templates: sorted.filter((p) => classifyFile(p) === 'template') };
+}
+
+/** Findings grouped by file, deduplicated, each file's sorted by position and rule. */
+export function groupFindings(all: readonly Finding[]): Map<string, Finding[]> {
   const byFile = new Map<string, Finding[]>();
-  for (const f of dedupe(all)) {
+  for (const f of dedupe([...all])) {
     const list = byFile.get(f.path);
     if (list) list.push(f);
     else byFile.set(f.path, [f]);
@@ -740,3 +804,24 @@ export function checkFiles(host: FileHost, files: string[], options: AnalyzeOpti
   return byFile;
 }
 
+/**
+ * Checks every template with every one of its fixtures, then configs and fixtures no template
+ * reached. Returns findings grouped by file, deduplicated. The steps are exported so that a front
+ * end can run them in parallel (the CLI's worker threads) and still concatenate their findings in
+ * this order, which makes the result identical.
+ */
+export function checkFiles(host: FileHost, files: string[], options: AnalyzeOptions = {}): Map<string, Finding[]> {
+  const all: Finding[] = [];
+  const covered = new Set<string>();
+  const { sorted, templates } = checkOrder(files);
+  for (const path of templates) {
+    const step = checkTemplate(host, path, options);
+    all.push(...step.findings);
+    for (const c of step.covered) covered.add(c);
+  }
+  for (const path of sorted) {
+    if (covered.has(path) || classifyFile(path) === 'template') continue;
+    all.push(...checkUncovered(host, path, options));
+  }
+  return groupFindings(all);
+}
