@@ -4,6 +4,8 @@
  * flow mappings are both handled; the user's formatting and comments are left as they are.
  */
 import type { ConfigDoc, Span } from '../core/types';
+import { classifyFile } from '../core/analyze';
+import { slotFieldEdit } from '../core/config/edit';
 
 export interface TextEditSpan {
   span: Span;
@@ -55,25 +57,15 @@ function colonAfter(text: string, key: Span): number | undefined {
   return i >= 0 && i < end ? i + 1 : undefined;
 }
 
-/** Sets `slots.<slot>.<field>` to the YAML text `value`. */
+/**
+ * Sets `slots.<slot>.<field>` to the string `value` (a plain YAML scalar): the core's node-exact
+ * edit (config/edit.ts: trailing commas, comments inside flow mappings, read back before it is
+ * offered), or no edit when that cannot be done safely.
+ */
 export function setSlotField(doc: ConfigDoc, slot: string, field: string, value: string): TextEditSpan | undefined {
-  const existing = doc.valueSpan(['slots', slot, field]);
-  if (existing) return { span: existing, newText: value };
-  const v = doc.valueSpan(['slots', slot]);
-  const key = doc.keySpan(['slots', slot]);
-  const text = doc.text;
-  if (v && v.end > v.start) {
-    if (text[v.start] === '{') return insertIntoMapping(text, v, `${field}: ${value}`);
-    // A block mapping starts on a line below its key; anything else is a scalar we do not touch.
-    if (key && lineStartOf(text, v.start) !== lineStartOf(text, key.start)) return insertIntoMapping(text, v, `${field}: ${value}`);
-    return undefined;
-  }
-  // `evidence:` with no value (null), or an empty value: give it a flow mapping.
-  if (!key) return undefined;
-  const colon = colonAfter(text, key);
-  if (colon === undefined) return undefined;
-  const end = v && v.end > v.start ? v.end : colon;
-  return { span: { start: colon, end }, newText: ` { ${field}: ${value} }` };
+  const r = slotFieldEdit(doc.path, doc.text, slot, field, value, value, { inline: classifyFile(doc.path) === 'template' });
+  if (r.edits?.length === 1) return { span: r.edits[0].span, newText: r.edits[0].newText };
+  return undefined;
 }
 
 /** Adds `slots.<name>: <entry>` (entry is a flow mapping's text). */

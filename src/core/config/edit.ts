@@ -256,3 +256,30 @@ export function slotBudgetEdits(path: string, text: string, budgets: Readonly<Re
   }
   return { edits, text: next };
 }
+
+/**
+ * The edit that sets `slots.<slot>.<field>` to the YAML scalar `scalar` (a quick fix's `trust:
+ * untrusted` or `label: EVIDENCE`), in the style of the mapping that holds it, checked by reading
+ * the result back: the field must then hold `expected` and no YAML error may be added.
+ */
+export function slotFieldEdit(path: string, text: string, slot: string, field: string, scalar: string, expected: unknown, options: { inline?: boolean } = {}): ConfigEditResult {
+  const what = path.slice(path.lastIndexOf('/') + 1);
+  const found = configRoot(text, options.inline === true, what);
+  if ('error' in found) return found;
+  let site: Site;
+  try {
+    site = new Editor(found.src, what).set(found.root, found.done, ['slots', slot, field], scalar);
+  } catch (e) {
+    if (e instanceof EditError) return { error: e.message, ...(e.span ? { span: e.span } : {}) };
+    throw e;
+  }
+  const edits: TextEdit[] = [{ span: { start: found.src.base + site.start, end: found.src.base + site.end }, newText: site.text }];
+  const next = applyTextEdits(text, edits);
+  const parse = (t: string) => (options.inline ? parseInlineConfig(path, t) : parseConfig(path, t));
+  const errors = (d: ReturnType<typeof parse>): number => d.findings.filter((f) => f.severity === 'error').length;
+  const before = parse(text);
+  const after = parse(next);
+  if (errors(after) > errors(before)) return { error: `setting ${field} would make ${what} invalid` };
+  if ((after.config?.slots?.[slot] as Record<string, unknown> | undefined)?.[field] !== expected) return { error: `slot '${slot}' is not a slot entry of ${what} that ${field} can be written to` };
+  return { edits, text: next };
+}
