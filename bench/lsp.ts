@@ -4,17 +4,23 @@
  *   20 KB template whose fixture is 1 MB, until the diagnostics for that version are published and
  *   until the refreshed code lenses are returned (debounce set to 0, so only analysis counts);
  * - a hover on the template while a 5 MB fixture is being opened;
+ * - storms of 2,000 edits to an open config and to an open template (the bench workspace, default
+ *   debounce): how long until the analyses of both documents describe the last edit, how many
+ *   analyses ran, and how fast hovers were answered meanwhile;
+ * - the peak memory of the workspace scan of a hostile folder: fixtures just under the full-analysis
+ *   limit, each bound to a template, and fixtures over it;
  * - the server's resident memory with every file of examples/ open;
  * - `activate()` of dist/extension.js, loaded with a minimal fake `vscode` module (timing only).
- * Targets (issue 4): edit p95 < 16 ms, RSS < 150 MB, activate < 50 ms.
+ * Targets (issue 4): edit p95 < 16 ms, RSS < 150 MB, activate < 50 ms. Issue 12: first analysis
+ * < 300 ms, a config storm drains within the template figures (2–5 s), the scan stays < 200 MB.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import Module from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { CodeLensRequest, HoverRequest } from 'vscode-languageserver-protocol/node';
-import { LspClient, REPO, ensureBuilt, positionOf } from '../test/lsp/harness';
+import { CodeLensRequest, DocumentSymbolRequest, HoverRequest } from 'vscode-languageserver-protocol/node';
+import { LspClient, REPO, ensureBuilt, positionOf, uriOf } from '../test/lsp/harness';
 
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -90,7 +96,7 @@ export function benchWorkspace(): { dir: string; template: string } {
   return { dir, template: path.join(dir, 'bench.prompt') };
 }
 
-async function editLatency(): Promise<Record<string, number>> {
+export async function editLatency(): Promise<Record<string, number>> {
   const { dir, template } = benchWorkspace();
   const client = await LspClient.start({ workspace: dir, initializationOptions: { debounceMs: 0 } });
   try {
@@ -144,6 +150,113 @@ async function editLatency(): Promise<Record<string, number>> {
     await client.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * 2,000 edits to one open document of the bench workspace, as a generator or a replayed paste
+ * writes into a buffer: groups of 20 edits 10 ms apart, with the template and its config both open
+ * and no debounce (as in the edit latency above, so nothing but the scheduler can coalesce them:
+ * edits that arrive while an analysis runs used to be analysed one by one, each version in turn).
+ * Config edits change the margin (so every analysis of the template differs); template edits type
+ * and delete one character. Drained: both documents' analyses are of their last versions (document
+ * symbols wait for that). A hover on the template every 100 edits measures whether the server
+ * keeps answering.
+ */
+export async function storm(kind: 'config' | 'template', edits = 2000): Promise<Record<string, number>> {
+  const { dir, template } = benchWorkspace();
+  const client = await LspClient.start({ workspace: dir, initializationOptions: { debounceMs: 0 } });
+  try {
+    const t = await client.open(template);
+    const c = await client.open(path.join(dir, 'bench.context.yaml'));
+    const fresh = (uri: string): Promise<unknown> => client.connection.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } });
+    await Promise.all([fresh(t), fresh(c)]);
+    const analyses = (uri: string): number => client.session.statuses.get(uri)?.length ?? 0;
+    const before = { t: analyses(t), c: analyses(c) };
+    const position = positionOf(client.text(t), '{{question}}', 3);
+    const hovers: Array<Promise<number>> = [];
+    const anchor = client.text(t).indexOf('PASSAGE YOU RELY ON') + 4;
+    let margin = 2000;
+    const start = performance.now();
+    for (let i = 0; i < edits; i++) {
+      if (kind === 'config') {
+        await client.replace(c, `margin: ${margin}`, `margin: ${margin + 1}`);
+        margin++;
+      } else await (i % 2 === 0 ? client.edit(t, anchor, anchor, 'x') : client.edit(t, anchor, anchor + 1, ''));
+      if (i % 20 === 19) await new Promise((r) => setTimeout(r, 10));
+      if (i % 100 === 0) {
+        const hs = performance.now();
+        hovers.push(client.connection.sendRequest(HoverRequest.type, { textDocument: { uri: t }, position }).then(() => performance.now() - hs));
+      }
+    }
+    const sent = performance.now();
+    await Promise.all([fresh(t), fresh(c)]);
+    const drained = performance.now();
+    const hoverMs = await Promise.all(hovers);
+    const m = rssMb(client.session.proc.pid!);
+    return {
+      [`${kind}_storm_edits`]: edits,
+      [`${kind}_storm_send_ms`]: round(sent - start),
+      [`${kind}_storm_drain_ms`]: round(drained - start),
+      [`${kind}_storm_after_last_edit_ms`]: round(drained - sent),
+      [`${kind}_storm_template_analyses`]: analyses(t) - before.t,
+      [`${kind}_storm_config_analyses`]: analyses(c) - before.c,
+      [`${kind}_storm_hover_p95_ms`]: round(percentile(hoverMs, 95)),
+      [`${kind}_storm_hover_max_ms`]: round(Math.max(...hoverMs)),
+      [`${kind}_storm_peak_rss_mb`]: m.peak,
+    };
+  } finally {
+    await client.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A fixture of about `bytes` bytes for the hostile workspace (items of about 250 bytes, under the 10,000 a list the parser reads). */
+function hostileFixture(bytes: number, seed: number): string {
+  const parts = ['slots:', '  policy: Refunds above $500 need a supervisor.', '  question: Does SDK 4.2 retry after a 429?', '  evidence:'];
+  let size = parts.join('\n').length;
+  for (let i = 0; size < bytes; i++) {
+    const item = `    - { id: ev_${seed}_${i}, source: kb/doc-${i % 300}, relevance: 0.${(i * 37) % 100}, text: "Passage ${i} of ${seed}: the client retries idempotent requests up to ${i % 7} times with exponential backoff and jitter, honours Retry-After, and retries POST only with an idempotency key (release ${i % 13})." }`;
+    parts.push(item);
+    size += item.length + 1;
+  }
+  return parts.join('\n') + '\n';
+}
+
+/**
+ * The workspace scan of a folder built to exhaust memory: 12 fixtures just under the 2 MiB
+ * full-analysis limit, all matched by one template's config (each is parsed, counted and assembled
+ * once by the scan), and 3 fixtures of 4 MB over it. Nothing is open; the scan is done when every
+ * fixture has its diagnostics. Peak resident memory of the server.
+ */
+export async function hostileScanMemory(): Promise<Record<string, number>> {
+  const { dir, fixtures } = hostileWorkspace();
+  const client = await LspClient.start({ workspace: dir });
+  try {
+    const start = performance.now();
+    await Promise.all(fixtures.map((f) => client.session.nextDiagnostics(uriOf(f), 0, undefined, 600_000)));
+    const scanMs = performance.now() - start;
+    const m = rssMb(client.session.proc.pid!);
+    return { hostile_scan_files: fixtures.length + 2, hostile_scan_ms: round(scanMs), hostile_scan_rss_mb: m.rss, hostile_scan_peak_rss_mb: m.peak };
+  } finally {
+    await client.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The hostile folder of `hostileScanMemory`. */
+export function hostileWorkspace(): { dir: string; fixtures: string[] } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ctxlens-bench-hostile-'));
+  mkdirSync(path.join(dir, 'fixtures'));
+  writeFileSync(path.join(dir, 'h.prompt'), '---\nmodel: gpt-4o\n---\n{{role "system"}}\n{{policy}}\n{{#role "user"}}\n{{#each evidence}}{{this}}{{/each}}\n<question>{{question}}</question>\n{{/role}}\n');
+  writeFileSync(
+    path.join(dir, 'h.context.yaml'),
+    'model: gpt-4o\nwindow: 128000\noutput: 4000\nmargin: 2000\nslots:\n  policy: { kind: policy, trust: trusted, required: true, budget: 2000 }\n  evidence: { kind: evidence, trust: untrusted, budget: 100000, label: EVIDENCE, pack: skip }\n  question: { kind: user, trust: untrusted, required: true, budget: 500 }\nfixtures: [fixtures/*.fixture.yaml]\n',
+  );
+  const fixtures: string[] = [];
+  for (let i = 0; i < 12; i++) fixtures.push(path.join(dir, 'fixtures', `near-${String(i).padStart(2, '0')}.fixture.yaml`));
+  for (let i = 0; i < 3; i++) fixtures.push(path.join(dir, 'fixtures', `over-${i}.fixture.yaml`));
+  fixtures.forEach((f, i) => writeFileSync(f, hostileFixture(i < 12 ? 2_000_000 : 4_000_000, i)));
+  return { dir, fixtures };
 }
 
 function filesUnder(dir: string): string[] {
@@ -315,14 +428,28 @@ export async function activation(bundle: string, label: string): Promise<Record<
 export async function run(): Promise<Record<string, unknown>> {
   ensureBuilt();
   const results: Record<string, unknown> = {};
-  Object.assign(results, await editLatency());
-  Object.assign(results, await examplesMemory());
-  // The packaged (minified) bundle first, loaded cold, then the development build.
-  Object.assign(results, activationCold(productionBundle(), 'extension_min'));
-  Object.assign(results, activationCold(path.join(REPO, 'dist', 'extension.js'), 'extension_dev'));
+  // CTXLENS_BENCH_LSP=edit,storm picks measures (edit, storm, scan, memory, activation); all by default.
+  const only = process.env.CTXLENS_BENCH_LSP?.split(',').map((x) => x.trim());
+  const wanted = (name: string): boolean => !only || only.includes(name);
+  if (wanted('edit')) Object.assign(results, await editLatency());
+  if (wanted('storm')) {
+    Object.assign(results, await storm('template'));
+    Object.assign(results, await storm('config'));
+  }
+  if (wanted('scan')) Object.assign(results, await hostileScanMemory());
+  if (wanted('memory')) Object.assign(results, await examplesMemory());
+  if (wanted('activation')) {
+    // The packaged (minified) bundle first, loaded cold, then the development build.
+    Object.assign(results, activationCold(productionBundle(), 'extension_min'));
+    Object.assign(results, activationCold(path.join(REPO, 'dist', 'extension.js'), 'extension_dev'));
+  }
   const targets = [
+    ['first_analysis_ms', 300],
     ['edit_to_diagnostics_p95_ms', 16],
     ['edit_to_lenses_p95_ms', 16],
+    ['config_storm_drain_ms', 5000],
+    ['template_storm_drain_ms', 5000],
+    ['hostile_scan_peak_rss_mb', 200],
     ['server_rss_mb', 150],
     ['extension_min_activate_ms', 50],
   ] as const;

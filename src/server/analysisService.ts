@@ -7,6 +7,11 @@
  * - Work runs one file per macrotask (`setImmediate` between files), so a request for another file
  *   is answered between two analyses instead of after all of them; a document with a request
  *   waiting on it goes to the front of the queue.
+ * - No analysis starts while edits are still arriving: the LSP connection handles one message per
+ *   macrotask, so a burst of 2,000 edits used to alternate with analyses of each intermediate
+ *   version (minutes of stale work, with hovers waiting behind it). The pump waits until a turn of
+ *   the event loop passes without a change (or `MAX_SETTLE_MS` since it first waited), then
+ *   analyses the latest text once.
  * - Stale work is dropped: a queued analysis of a document that changed again waits for the new
  *   debounce; a closed document is never analysed. `analyzeFile` is synchronous, so an analysis
  *   always describes the text that is current when it is published.
@@ -58,6 +63,9 @@ export interface EntryView {
 
 type Listener = (entry: AnalysisEntry, doc: OpenDocument) => void;
 
+/** Longest a pending analysis waits for a stream of changes to pause (ms). */
+const MAX_SETTLE_MS = 250;
+
 export interface AnalysisServiceOptions {
   host: FileHost;
   debounceMs: number;
@@ -75,10 +83,16 @@ export class AnalysisService {
   private queue: string[] = [];
   private pumping = false;
   private readonly waiters = new Map<string, Array<() => void>>();
+  private idleWaiters: Array<() => void> = [];
   /** path -> uris of open documents whose last analysis read that path. */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly listeners: Listener[] = [];
   private stamp = 0;
+  /** Counts changes (edits, opens, closes, invalidations); the pump runs once it stops moving. */
+  private changes = 0;
+  /** `changes` when the pump was scheduled, and when it first had to wait. */
+  private changesAtKick = 0;
+  private settlingSince: number | undefined;
   private readonly analyze: NonNullable<AnalysisServiceOptions['analyze']>;
   private lastError = '';
 
@@ -131,6 +145,7 @@ export class AnalysisService {
     this.release(uri);
     // Others may have read the buffer's unsaved text; they now read the disk.
     if (doc) this.invalidateDependents(doc.path, uri);
+    this.notifyIdle();
   }
 
   /** A file changed outside the open buffers (file watcher), or an open buffer was saved. */
@@ -162,6 +177,7 @@ export class AnalysisService {
   }
 
   private invalidate(uris: Iterable<string>, delay: number): void {
+    this.changes++;
     for (const uri of uris) {
       if (!this.docs.has(uri)) continue;
       const old = this.dirty.get(uri);
@@ -198,18 +214,46 @@ export class AnalysisService {
   private kick(): void {
     if (this.pumping || this.queue.length === 0) return;
     this.pumping = true;
+    this.changesAtKick = this.changes;
     setImmediate(() => this.pump());
   }
 
   /** Analyses one queued document, publishes it, and yields before the next. */
   private pump(): void {
     this.pumping = false;
+    // The connection handles the next queued message in this same turn, after us: wait one more
+    // turn whenever the last one brought a change, so a burst is analysed once, at its end.
+    if (this.changes !== this.changesAtKick) {
+      const now = performance.now();
+      this.settlingSince ??= now;
+      if (now - this.settlingSince < MAX_SETTLE_MS) return this.kick();
+    }
+    this.settlingSince = undefined;
     const uri = this.queue.shift();
     if (uri !== undefined) {
       const doc = this.docs.get(uri);
       if (doc && this.dirty.has(uri) && this.dirty.get(uri) === undefined) this.run(doc);
     }
     this.kick();
+    this.notifyIdle();
+  }
+
+  private notifyIdle(): void {
+    if (this.busy || this.idleWaiters.length === 0) return;
+    const list = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of list) resolve();
+  }
+
+  /** Resolves once no open document waits for analysis (the workspace scan gives way to them). */
+  idle(): Promise<void> {
+    if (!this.busy) return Promise.resolve();
+    return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Whether an open document is at this path or its last analysis read it. */
+  needs(p: string): boolean {
+    return this.uriOfPath(p) !== undefined || (this.dependents.get(p)?.size ?? 0) > 0;
   }
 
   private run(doc: OpenDocument): void {

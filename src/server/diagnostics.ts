@@ -95,7 +95,8 @@ export class DiagnosticsPublisher {
     const after = new Set(grouped.keys());
     for (const target of before) if (!after.has(target)) this.byTarget.get(target)?.delete(sourceUri);
     for (const [target, list] of grouped) {
-      const view = this.ctx.viewOf(target);
+      // A file without findings needs no view (reading it would keep the text of every scanned file).
+      const view = list.length ? this.ctx.viewOf(target) : undefined;
       const diagnostics = view ? list.map((f) => toDiagnostic(f, view, this.ctx)) : [];
       let m = this.byTarget.get(target);
       if (!m) this.byTarget.set(target, (m = new Map()));

@@ -27,7 +27,7 @@ import type {
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Analysis, AnalyzeOptions, TemplateAnalysis } from '../core/analyze';
-import { analyzeFile, classifyFile } from '../core/analyze';
+import { analyzeFile, classifyFile, forgetParsed } from '../core/analyze';
 import type { Finding, Span } from '../core/types';
 import type { InitializationOptions, ModelsResult, ServerSettings, StatusParams } from '../protocol/lsp';
 import {
@@ -42,7 +42,7 @@ import {
   StatusNotification,
 } from '../protocol/lsp';
 import type { EntryView } from './analysisService';
-import { AnalysisService } from './analysisService';
+import { AnalysisService, dependenciesOf } from './analysisService';
 import { actionsFor } from './codeActions';
 import { configLenses, fixtureLenses, templateLenses } from './codeLens';
 import { configCompletions, fixtureCompletions, templateCompletions } from './completion';
@@ -54,7 +54,7 @@ import { modelChoices, tokenizerNames } from './models';
 import { assembleReply, previewReply } from './preview';
 import { budgetEditReply } from './variant';
 import { configSymbols, fixtureSymbols, templateSymbols } from './symbols';
-import { TextView } from './textMap';
+import { TextView, TextViews } from './textMap';
 import { UriMap, toPosix, uriToPath } from './uri';
 import { WorkspaceHost } from './workspaceHost';
 
@@ -131,9 +131,10 @@ export function startServer(connection: Connection): void {
     return toPosix(path.resolve(root, p));
   };
 
+  const views = new TextViews();
   const viewOfPath = (p: string): TextView | undefined => {
     const text = host.readFull(p);
-    return text === undefined ? undefined : new TextView(text);
+    return text === undefined ? undefined : views.of(p, text);
   };
 
   const publisher = new DiagnosticsPublisher(
@@ -186,6 +187,10 @@ export function startServer(connection: Connection): void {
   // -------------------------------------------------------------------------
 
   const MAX_SCANNED_FILES = 2_000;
+  /** The first scan starts this long after the client is initialised (ms). */
+  const INITIAL_SCAN_DELAY_MS = 1_000;
+  /** Longest the scan waits for open documents' analyses before its next file (ms). */
+  const SCAN_YIELD_MS = 2_000;
   const scanned = new Set<string>();
   let scanTimer: NodeJS.Timeout | undefined;
   let scanRun = 0;
@@ -212,20 +217,35 @@ export function startServer(connection: Connection): void {
     }
     for (const f of [...files].sort()) {
       await new Promise<void>((resolve) => setImmediate(resolve));
+      // Open documents go first: the scan waits while one of them has an analysis pending.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, SCAN_YIELD_MS);
+        void service.idle().then(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
       if (run !== scanRun) return; // a newer scan started
       const uri = uris.uriOf(f);
       if (docs.has(uri)) continue; // open: its own analysis speaks for it
       const bytes = host.size(f);
       const kind = classifyFile(f);
       let findings: readonly Finding[] = [];
+      let read: Iterable<string> = [f];
       try {
         const a = kind && bytes !== undefined && bytes > settings.maxFileSize ? lightAnalysis(f, kind, bytes, settings.maxFileSize) : analyzeFile(host, f, optionsFor(f));
         findings = a?.findings ?? [];
+        if (a) read = [f, ...dependenciesOf(a)];
       } catch (e) {
         log(`workspace scan of ${f} failed: ${(e as Error).message}`);
       }
       scanned.add(f);
       publisher.setFindings(`scan:${f}`, f, findings, resolvePath);
+      // What the scan read for a closed file is let go unless an open document needs it: the
+      // texts and parses of a folder of 2 MB fixtures would otherwise all stay in memory.
+      const done = [...read].filter((p) => !service.needs(p));
+      host.forget(done);
+      forgetParsed(done);
     }
   }
 
@@ -286,7 +306,9 @@ export function startServer(connection: Connection): void {
   }
 
   connection.onInitialized(() => {
-    void pullSettings().then(() => scheduleScan(0));
+    // A moment after start: the documents the editor restores open first, and the scan does not
+    // let go of what their analyses are about to read.
+    void pullSettings().then(() => scheduleScan(INITIAL_SCAN_DELAY_MS));
     if (caps.watchers) {
       void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: WATCH_GLOB }] }).catch(() => undefined);
     }

@@ -27,6 +27,25 @@ export class TextView {
 }
 
 /**
+ * Views of the files diagnostics are placed in, kept per path while the text is the same: a 1 MB
+ * fixture's line index took milliseconds to rebuild for every keystroke in its template. A few
+ * recent paths only, so scanned files' texts are not held on to.
+ */
+export class TextViews {
+  private readonly map = new Map<string, TextView>();
+  constructor(private readonly limit = 32) {}
+
+  of(path: string, text: string): TextView {
+    const hit = this.map.get(path);
+    this.map.delete(path);
+    const view = hit && hit.text === text ? hit : new TextView(text);
+    this.map.set(path, view);
+    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as string);
+    return view;
+  }
+}
+
+/**
  * How the analysed text became the current text, as one replaced region: the common prefix and
  * suffix stay, the middle changed. A keystroke or a paste is exactly one such region; several
  * edits between two analyses map approximately (positions inside the changed region clamp to its

@@ -27,6 +27,8 @@ interface DiskEntry {
 const GLOB_TTL_MS = 2_000;
 /** Files larger than this are not kept in the read cache (they are re-read, which is rare). */
 const MAX_CACHED_BYTES = 8 * 1024 * 1024;
+/** The read cache keeps the most recently read files up to this many bytes in all. */
+const MAX_CACHE_TOTAL_BYTES = 48 * 1024 * 1024;
 
 /**
  * What the core gets of a fixture over the size limit: only its top-level `template:` and `name:`
@@ -47,6 +49,7 @@ export class WorkspaceHost implements FileHost {
   private readonly skims = new Map<string, { text: string; skim: string }>();
   private readonly overlays = new Map<string, Overlay>();
   private readonly diskCache = new Map<string, DiskEntry>();
+  private diskCacheBytes = 0;
   private readonly globCache = new Map<string, { at: number; paths: string[] }>();
   /** Reads and sizes; it refuses files whose real path (through symbolic links) leaves the workspace. */
   private readonly disk = new DiskFileHost(() => this.roots);
@@ -83,8 +86,23 @@ export class WorkspaceHost implements FileHost {
 
   /** A file changed on disk (file watcher): drop what was cached of it. */
   invalidate(p: string, created: boolean): void {
-    this.diskCache.delete(p);
+    this.uncache(p);
     if (created) this.globCache.clear();
+  }
+
+  /** Lets go of what is cached of these files (read again when asked): the scan is done with them. */
+  forget(paths: Iterable<string>): void {
+    for (const p of paths) {
+      this.uncache(p);
+      this.skims.delete(p);
+    }
+  }
+
+  private uncache(p: string): void {
+    const hit = this.diskCache.get(p);
+    if (!hit) return;
+    this.diskCacheBytes -= hit.size;
+    this.diskCache.delete(p);
   }
 
   /** Files were created or deleted: directory walks must be redone. */
@@ -111,15 +129,29 @@ export class WorkspaceHost implements FileHost {
     try {
       st = fs.statSync(p);
     } catch {
-      this.diskCache.delete(p);
+      this.uncache(p);
       return undefined;
     }
     if (!st.isFile()) return undefined;
     const cached = this.diskCache.get(p);
-    if (cached && cached.mtimeMs === st.mtimeMs && cached.size === st.size) return cached.text;
+    if (cached && cached.mtimeMs === st.mtimeMs && cached.size === st.size) {
+      // Most recently used last, so the budget below lets go of the oldest reads first.
+      this.diskCache.delete(p);
+      this.diskCache.set(p, cached);
+      return cached.text;
+    }
     const text = this.disk.readFile(p);
+    this.uncache(p);
     if (text === undefined) return undefined;
-    if (st.size <= MAX_CACHED_BYTES) this.diskCache.set(p, { mtimeMs: st.mtimeMs, size: st.size, text });
+    if (st.size <= MAX_CACHED_BYTES) {
+      this.diskCache.set(p, { mtimeMs: st.mtimeMs, size: st.size, text });
+      this.diskCacheBytes += st.size;
+      for (const [old, e] of this.diskCache) {
+        if (this.diskCacheBytes <= MAX_CACHE_TOTAL_BYTES || old === p) break;
+        this.diskCacheBytes -= e.size;
+        this.diskCache.delete(old);
+      }
+    }
     return text;
   }
 
