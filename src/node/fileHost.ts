@@ -361,6 +361,29 @@ export class DiskFileHost implements FileHost {
     return this.regular(p)?.stat.size;
   }
 
+  /**
+   * A pattern without wildcards names one file: when no link is on its way (its real path is
+   * itself), the walk would list exactly that file if it is a regular file outside skipped and
+   * hidden folders, so it is checked directly. Undefined when the walk must decide.
+   */
+  private literalGlob(dir: string, pattern: string): string[] | undefined {
+    if (/[*?[\]{}\\]/.test(pattern)) return undefined;
+    const parts = pattern.split('/').filter((x) => x !== '' && x !== '.');
+    if (parts.length === 0) return [];
+    if (parts.includes('..')) return [];
+    if (parts.slice(0, -1).some((d) => SKIP_DIRS.has(d) || d.startsWith('.'))) return [];
+    const file = `${dir}/${parts.join('/')}`;
+    const real = this.realPath(file);
+    if (real === undefined) return [];
+    if (real !== file || this.realPath(dir) !== dir) return undefined;
+    if (!this.allowed(real) || !within(this.roots, file)) return [];
+    try {
+      return fs.statSync(real).isFile() ? [file] : [];
+    } catch {
+      return [];
+    }
+  }
+
   /** A folder's entries, real ones first (a folder is listed under its own path rather than a link's). */
   private list(abs: string): fs.Dirent[] | undefined {
     const hit = this.listings?.get(abs);
@@ -387,6 +410,8 @@ export class DiskFileHost implements FileHost {
       pat = pat.slice(3);
     }
     if (pat !== pattern) return this.glob(base, pat);
+    const literal = this.literalGlob(dir, pattern);
+    if (literal) return literal;
     const isMatch = globMatcher(pattern);
     const mayHold = globFolderFilter(pattern);
     if (!isMatch || !mayHold) return [];

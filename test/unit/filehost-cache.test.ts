@@ -76,7 +76,7 @@ describe('DiskFileHost with cached listings, and SnapshotFileHost', () => {
   beforeAll(() => {
     base = toPosix(realpathSync(mkdtempSync(join(tmpdir(), 'ctxlens-hostcache-'))));
     ws = `${base}/ws`;
-    const files = ['x.fixture.yaml', 'fixtures/p1.fixture.yaml', 'fixtures/p2.fixture.json', 'fixtures/nested/q.yaml', 'src/deep/t.prompt', 'a/b/c/d.yaml', 'a/b/e/c/f.yaml', 'b/x1.yaml', 'up/u.yaml', 'ws-sibling.txt'];
+    const files = ['x.fixture.yaml', 'fixtures/p1.fixture.yaml', 'fixtures/p2.fixture.json', 'fixtures/nested/q.yaml', 'src/deep/t.prompt', 'a/b/c/d.yaml', 'a/b/e/c/f.yaml', 'b/x1.yaml', 'up/u.yaml', 'ws-sibling.txt', 'node_modules/m.yaml', '.hidden/h.yaml', '.dot.fixture.yaml'];
     for (const f of files) {
       const p = f === 'up/u.yaml' ? `${base}/up/u.yaml` : `${ws}/${f}`;
       mkdirSync(join(p, '..'), { recursive: true });
@@ -109,6 +109,30 @@ describe('DiskFileHost with cached listings, and SnapshotFileHost', () => {
     expect(plain.glob(ws, '**/*.yaml')).toContain(`${ws}/a/b/c/d.yaml`);
     expect(plain.glob(ws, 'linked/**/*.yaml')).toEqual([`${ws}/linked/c/d.yaml`, `${ws}/linked/e/c/f.yaml`]);
     expect(plain.glob(ws, '**/*.yaml').some((p) => p.includes('/out/'))).toBe(false);
+  });
+
+  it('a pattern without wildcards finds what the walk finds', () => {
+    const host = new DiskFileHost([ws]);
+    // The same pattern with its last character as a class is walked, not looked up.
+    const walked = (dir: string, literal: string): string[] => host.glob(dir, `${literal.slice(0, -1)}[${literal.slice(-1)}]`);
+    const cases: Array<[string, string]> = [
+      [ws, 'x.fixture.yaml'],
+      [ws, 'fixtures/p1.fixture.yaml'],
+      [ws, './fixtures//p2.fixture.json'],
+      [ws, 'missing.yaml'],
+      [ws, 'fixtures'],
+      [ws, 'linked/c/d.yaml'],
+      [ws, 'out/u.yaml'],
+      [ws, 'a/../x.fixture.yaml'],
+      [`${ws}/fixtures`, '../b/x1.yaml'],
+      [`${ws}/a`, 'b/c/d.yaml'],
+      [ws, 'node_modules/m.yaml'],
+      [ws, '.hidden/h.yaml'],
+      [ws, '.dot.fixture.yaml'],
+    ];
+    for (const [dir, literal] of cases) expect(host.glob(dir, literal), `${dir} ${literal}`).toEqual(walked(dir, literal));
+    expect(host.glob(ws, 'fixtures/p1.fixture.yaml')).toEqual([`${ws}/fixtures/p1.fixture.yaml`]);
+    expect(host.glob(ws, 'out/u.yaml')).toEqual([]);
   });
 
   it('answers reads, sizes and real paths as the disk does, outside the workspace included', () => {
