@@ -169,6 +169,8 @@ export function startServer(connection: Connection): void {
   service.onAnalyzed((entry, doc) => {
     if (entry.ms > 250) log(`analysis of ${doc.path} (version ${doc.version}) took ${Math.round(entry.ms)} ms`);
     if (!entry.error || entry.analysis === undefined) {
+      // The entry's view of the document is the one its diagnostics are placed in (one line index per version).
+      views.seed(doc.path, entry.view);
       publisher.setFindings(doc.uri, doc.path, entry.error ? [] : (entry.analysis?.findings ?? []), resolvePath);
       // The open file's own analysis now speaks for it: retire what the scan said from it.
       if (scanned.delete(doc.path)) publisher.removeSource(`scan:${doc.path}`, doc.path);

@@ -35,6 +35,13 @@ export class TextViews {
   private readonly map = new Map<string, TextView>();
   constructor(private readonly limit = 32) {}
 
+  /** Uses `view` for its path from now on (a view made elsewhere for the same text). */
+  seed(path: string, view: TextView): void {
+    this.map.delete(path);
+    this.map.set(path, view);
+    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as string);
+  }
+
   of(path: string, text: string): TextView {
     const hit = this.map.get(path);
     this.map.delete(path);
