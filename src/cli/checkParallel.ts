@@ -8,7 +8,7 @@
  * The workers are this bundle (dist/cli.js) started again with `workerData` naming the job; each
  * reads the disk through its own snapshot host with the same roots as the main thread.
  */
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { checkOrder, checkTemplate, checkUncovered, classifyFile, groupFindings } from '../core/analyze';
 import type { Finding } from '../core/types';
@@ -25,9 +25,15 @@ const MAX_AUTO_JOBS = 8;
 type Job = { id: number; step: 'templates' | 'uncovered'; paths: string[] };
 type Reply = { id: number; templates?: Array<{ findings: Finding[]; covered: string[] }>; uncovered?: Finding[][]; error?: string };
 
-/** Workers `--jobs auto` uses for this many templates on this machine (1: no workers). */
+/**
+ * Workers `--jobs auto` uses for this many templates on this machine (1: no workers): one per idle
+ * core, as `make -l` counts them (cores less the 1-minute load average). A serial run already keeps
+ * more than one core busy (V8 compiles and collects on helper threads) and each worker compiles
+ * the code again, so on a machine other jobs are loading, workers only add work.
+ */
 export function autoJobs(templates: number): number {
-  return Math.max(1, Math.min(availableParallelism(), MAX_AUTO_JOBS, Math.floor(templates / TEMPLATES_PER_WORKER)));
+  const idle = Math.round(availableParallelism() - loadavg()[0]);
+  return Math.max(1, Math.min(idle, MAX_AUTO_JOBS, Math.floor(templates / TEMPLATES_PER_WORKER)));
 }
 
 /** Whether this bundle can start copies of itself (it cannot when run from the TypeScript sources). */
