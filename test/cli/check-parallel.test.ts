@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const CLI = resolve(__dirname, '../../dist/cli.js');
 const REPO = resolve(__dirname, '../..');
+/** Each case runs the CLI three to seven times on about 400 files: a bound for loaded machines, not a timing. */
+const CASE_TIMEOUT_MS = 300_000;
 
 beforeAll(() => {
   if (existsSync(CLI)) return;
@@ -86,7 +88,7 @@ describe('check --jobs', () => {
         expect(parallel.stdout === serial.stdout, `--jobs ${jobs} stdout differs`).toBe(true);
         expect(parallel.stderr).toBe(serial.stderr);
       }
-    });
+    }, CASE_TIMEOUT_MS);
   }
 
   it('the default (auto) gives the serial output too, and a bad --jobs is a usage error', () => {
@@ -99,5 +101,5 @@ describe('check --jobs', () => {
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('--jobs takes auto or a whole number from 1 to 64');
     }
-  });
+  }, CASE_TIMEOUT_MS);
 });
