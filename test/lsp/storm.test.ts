@@ -12,6 +12,8 @@ import type { CodeLens, Diagnostic } from 'vscode-languageserver-protocol/node';
 import { LspClient, copyWorkspace, positionOf, removeWorkspace } from './harness';
 
 const EDITS = 400;
+/** Two servers and 400 edits per case: a bound for loaded machines, not a timing. */
+const CASE_TIMEOUT_MS = 120_000;
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -93,6 +95,6 @@ describe('edit storms', () => {
       expect(t2).toBe(t);
       expect(c2).toBe(c);
       expect(await picture(other, t2, c2)).toEqual(stormed);
-    });
+    }, CASE_TIMEOUT_MS);
   }
 });
