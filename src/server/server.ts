@@ -50,6 +50,7 @@ import { DiagnosticsPublisher } from './diagnostics';
 import { equation, requestEquation, requestTotals } from './format';
 import { configHover, fixtureHover, templateHover } from './hover';
 import { lightAnalysis } from './light';
+import { collectIfGrown } from './memory';
 import { modelChoices, tokenizerNames } from './models';
 import { assembleReply, previewReply } from './preview';
 import { budgetEditReply } from './variant';
@@ -248,6 +249,7 @@ export function startServer(connection: Connection): void {
       const done = [...read].filter((p) => !service.needs(p));
       host.forget(done);
       forgetParsed(done);
+      collectIfGrown();
     }
   }
 
