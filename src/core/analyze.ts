@@ -24,6 +24,15 @@ import { ENV_REFERENCE } from './models';
 import { withCost } from './cost';
 import { cachePrefixFindings } from './prefix';
 
+/**
+ * Appends every list to `to` one by one. Spreading a list into push() passes it as arguments, and
+ * a fixture with 150,000 hidden characters (as many findings) overflowed the call stack (found by
+ * the fuzz suite).
+ */
+function append<T>(to: T[], ...lists: ReadonlyArray<readonly T[]>): void {
+  for (const list of lists) for (const x of list) to.push(x);
+}
+
 export type FileKind = 'template' | 'config' | 'fixture';
 
 export interface AnalyzeOptions {
@@ -437,14 +446,14 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
   const template = readTemplate(host, path);
   if (!template) return undefined;
   const findings: Finding[] = [...template.findings];
-  findings.push(...scanHiddenCharacters(path, template.text), ...scanSecrets(path, template.text));
+  append(findings, scanHiddenCharacters(path, template.text), scanSecrets(path, template.text));
   const binding = bindConfig(host, template);
-  findings.push(...binding.findings);
+  append(findings, binding.findings);
   const dependencies = [...binding.dependencies];
   const cfgDoc = binding.config?.doc;
   const config = cfgDoc?.config;
-  if (cfgDoc && !binding.config?.inline) findings.push(...cfgDoc.findings, ...scanConfig(cfgDoc));
-  else if (cfgDoc) findings.push(...cfgDoc.findings);
+  if (cfgDoc && !binding.config?.inline) append(findings, cfgDoc.findings, scanConfig(cfgDoc));
+  else if (cfgDoc) append(findings, cfgDoc.findings);
 
   // Model: explicit option, then template front matter, then config, then the editor default.
   const settings = requestSettings(template);
@@ -504,16 +513,16 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
   const budget = withRemainder(computeBudget(effective, { model: model.info, tokenizer: { name: tokenizer.name, exact } }), effective);
   analysis.budget = budget;
   if (cfgDoc) {
-    findings.push(...budgetFindings(budget, cfgDoc, model.info));
-    findings.push(...templateRules({ template, config: effective, configDoc: cfgDoc, inline: binding.config!.inline }));
-    findings.push(...cachePrefixFindings(template, effective, cfgDoc));
+    append(findings, budgetFindings(budget, cfgDoc, model.info));
+    append(findings, templateRules({ template, config: effective, configDoc: cfgDoc, inline: binding.config!.inline }));
+    append(findings, cachePrefixFindings(template, effective, cfgDoc));
   }
 
   const sample = sampleFixture(host, template);
-  findings.push(...sample.findings);
-  dependencies.push(...sample.dependencies);
+  append(findings, sample.findings);
+  append(dependencies, sample.dependencies);
   const fixturePaths = fixturesFor(host, path, binding.config?.path, config);
-  dependencies.push(...fixturePaths);
+  append(dependencies, fixturePaths);
   analysis.fixtures = [
     ...(sample.fixture ? [{ path: samplePath(path), name: SAMPLE_FIXTURE }] : []),
     ...fixturePaths.map((p) => ({ path: p, name: (tooLarge(host, p, options) === undefined ? fixtureHead(host, p)?.name : undefined) ?? fixtureName(p) })),
@@ -533,8 +542,8 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
     } else if (raw) {
       const resolved = resolveFixture(raw, host);
       fixture = resolved.doc;
-      dependencies.push(...resolved.dependencies);
-      findings.push(...fixture.findings, ...fixtureScans.get(fixture, host, (h) => scanFixture(h, fixture!)));
+      append(dependencies, resolved.dependencies);
+      append(findings, fixture.findings, fixtureScans.get(fixture, host, (h) => scanFixture(h, fixture!)));
       for (const [slot, cfg] of Object.entries(effective.slots)) {
         if (cfgDoc && cfg.required && !(slot in fixture.slots)) {
           findings.push(finding('required-missing', fixture.path, { start: 0, end: 0 }, `Fixture '${fixture.name}' has no value for required slot '${slot}'.`, { related: [{ path: cfgDoc.path, span: cfgDoc.keySpan(['slots', slot]) ?? { start: 0, end: 0 }, message: `slot '${slot}' is required` }] }));
@@ -545,8 +554,8 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
   analysis.fixture = fixture;
 
   const partials = readPartials(host, template);
-  findings.push(...partials.findings);
-  dependencies.push(...partials.dependencies);
+  append(findings, partials.findings);
+  append(dependencies, partials.dependencies);
   const assembly = assemble({
     template,
     config: effective,
@@ -563,8 +572,8 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
   // The request's cost at its model's price (cost.ts), on the trace every front end reads.
   analysis.assembly = withCost(assembly, effective, binding.config && !binding.config.inline ? binding.config.path : undefined);
   // Engine findings (unsupported constructs) speak without a fixture too; content findings need one.
-  if (fixture) findings.push(...assembly.findings);
-  else findings.push(...assembly.findings.filter((f) => f.rule === 'unsupported-feature' || f.rule === 'template-invalid'));
+  if (fixture) append(findings, assembly.findings);
+  else append(findings, assembly.findings.filter((f) => f.rule === 'unsupported-feature' || f.rule === 'template-invalid'));
 
   const firstUse = new Map<string, Span>();
   for (const u of template.uses) if (!firstUse.has(u.slot)) firstUse.set(u.slot, u.span);
@@ -624,7 +633,7 @@ function scanFixture(host: FileHost, fixture: FixtureDoc): Finding[] {
     if (!file || seen.has(file)) return;
     seen.add(file);
     const text = host.readFile(file);
-    if (text !== undefined) out.push(...scanHiddenCharacters(file, text), ...scanSecrets(file, text));
+    if (text !== undefined) append(out, scanHiddenCharacters(file, text), scanSecrets(file, text));
   };
   for (const value of Object.values(fixture.slots)) {
     if (value.type === 'text') scanFile(value.file);
@@ -686,11 +695,11 @@ export function analyzeConfig(host: FileHost, path: string, options: AnalyzeOpti
   let budget: BudgetReport | undefined;
   if (config) {
     budget = withRemainder(computeBudget(config, { model: model.info, tokenizer: { name: tokenizer.name, exact } }), config);
-    findings.push(...budgetFindings(budget, doc, model.info));
+    append(findings, budgetFindings(budget, doc, model.info));
   }
   const templatesBound = templatesUsing(host, path);
   // A config no template uses yet still gets every rule that needs no template.
-  if (doc.config && !templatesBound.length && !doc.findings.some((f) => f.rule === 'config-invalid')) findings.push(...configRules(doc));
+  if (doc.config && !templatesBound.length && !doc.findings.some((f) => f.rule === 'config-invalid')) append(findings, configRules(doc));
   return {
     kind: 'config',
     path,
@@ -767,13 +776,13 @@ export function checkTemplate(host: FileHost, path: string, options: AnalyzeOpti
   const covered = [path];
   const first = analyzeTemplate(host, path, options);
   if (!first) return { findings, covered };
-  findings.push(...first.findings);
+  append(findings, first.findings);
   if (first.config && !first.config.inline) covered.push(first.config.path);
   for (const f of first.fixtures) {
     covered.push(f.path);
     if (f.path === first.fixture?.path) continue;
     const again = analyzeTemplate(host, path, { ...options, fixture: f.path });
-    if (again) findings.push(...again.findings);
+    if (again) append(findings, again.findings);
   }
   return { findings, covered };
 }
@@ -816,12 +825,12 @@ export function checkFiles(host: FileHost, files: string[], options: AnalyzeOpti
   const { sorted, templates } = checkOrder(files);
   for (const path of templates) {
     const step = checkTemplate(host, path, options);
-    all.push(...step.findings);
+    append(all, step.findings);
     for (const c of step.covered) covered.add(c);
   }
   for (const path of sorted) {
     if (covered.has(path) || classifyFile(path) === 'template') continue;
-    all.push(...checkUncovered(host, path, options));
+    append(all, checkUncovered(host, path, options));
   }
   return groupFindings(all);
 }

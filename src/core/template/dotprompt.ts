@@ -346,7 +346,11 @@ function maxDepth(tags: HbTag[]): number {
   return max;
 }
 
-/** Parses `body`, repairing as needed. Returns the program and the source its locations refer to. */
+/**
+ * Parses `body`, repairing as needed. Returns the program and the source its locations refer to.
+ * (Node lists are appended one by one here and below: spread into push(), a body of 150,000 tags
+ * overflowed the call stack.)
+ */
 function parseTolerant(path: string, body: string, bodyStart: number, findings: Finding[]): { program: AST.Program; source: string } {
   const tags = scanHandlebarsTags(body);
   if (tags.length <= CHUNK_TAGS && maxDepth(tags) <= MAX_BLOCK_DEPTH) {
@@ -368,7 +372,7 @@ function parseTolerant(path: string, body: string, bodyStart: number, findings: 
     const piece = parseRetrying(path, src.slice(from, to), from, body.length, bodyStart, findings);
     const pos = lines.positionAt(from);
     shiftLocations(piece.body, pos.line, pos.character, new Set());
-    program.body.push(...piece.body);
+    for (const n of piece.body) program.body.push(n);
     from = to;
   }
   return { program, source: src };
@@ -498,7 +502,7 @@ class Walker {
       case 'PartialBlockStatement': {
         const p = s as unknown as AST.PartialBlockStatement;
         this.argUses(p, scopes, 'var');
-        if (p.program) out.push(...this.nodes(p.program, scopes));
+        if (p.program) for (const n of this.nodes(p.program, scopes)) out.push(n);
         return;
       }
       default:
@@ -581,7 +585,7 @@ class Walker {
       }
       case 'role':
         // A role block nested in another block cannot start a message; its content stays inline.
-        out.push(...this.nodes(s.program, scopes));
+        for (const n of this.nodes(s.program, scopes)) out.push(n);
         return;
       default:
         break;
@@ -608,7 +612,7 @@ class Walker {
     const p = s.params.find((x) => x.type === 'PathExpression') as AST.PathExpression | undefined;
     const body = this.nodes(s.program, scopes);
     if (p) out.push({ type: 'if', path: this.resolve(p, scopes).path, negate: false, body, ...(inverse ? { inverse } : {}), span, headSpan });
-    else out.push(...body);
+    else for (const n of body) out.push(n);
   }
 
   roleOf(s: AnyStatement): { role: Role; span: Span } | undefined {
@@ -697,7 +701,7 @@ export function parseDotpromptBody(path: string, text: string, bodyStart: number
   const { program, source } = parseTolerant(path, shield.feed, bodyStart, findings);
   const walker = new Walker(path, text, bodyStart, source, findings, shield.restore);
   const messages = walker.messages(program);
-  findings.push(...roleBlockFindings(path, text, bodyStart));
+  for (const f of roleBlockFindings(path, text, bodyStart)) findings.push(f);
   return { messages, uses: walker.uses, findings };
 }
 

@@ -17,6 +17,7 @@
  * - Prompty's history loop (`{% for m in history %}{{m.role}}:` ...) becomes a `history` node.
  */
 import type { Finding, Role, TemplateDoc, TemplateFormat } from '../types';
+import { finding } from '../rules/registry';
 import { parseDotpromptBody } from './dotprompt';
 import { parseFrontMatter } from './frontMatter';
 import { parsePromptyBody } from './prompty';
@@ -26,18 +27,30 @@ export function templateFormat(path: string): TemplateFormat {
   return /\.prompty$/i.test(path) ? 'prompty' : 'prompt';
 }
 
+/**
+ * Findings of the parsers reported per template. A long line of stray `{{` gives one finding per
+ * tag otherwise: a 100,000-character line gave 50,000, and spreading them into one array overflowed
+ * the call stack (found by the fuzz suite).
+ */
+export const MAX_TEMPLATE_FINDINGS = 100;
+
 export function parseTemplate(path: string, text: string): TemplateDoc {
   const format = templateFormat(path);
-  const findings: Finding[] = [];
+  let findings: Finding[] = [];
   try {
     const fm = parseFrontMatter(path, text, format);
-    findings.push(...fm.findings);
     const body =
       format === 'prompt' ? parseDotpromptBody(path, text, fm.bodyStart) : parsePromptyBody(path, text, fm.bodyStart, fm.frontMatter?.inputs ?? {});
-    findings.push(...body.findings);
+    findings = fm.findings.concat(body.findings);
     const fallbackRole: Role = format === 'prompt' ? 'user' : 'system';
     const uses = finishUses(text, body.messages, body.uses, fallbackRole);
     findings.sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end);
+    if (findings.length > MAX_TEMPLATE_FINDINGS) {
+      const rest = findings.length - MAX_TEMPLATE_FINDINGS;
+      const next = findings[MAX_TEMPLATE_FINDINGS];
+      findings.length = MAX_TEMPLATE_FINDINGS;
+      findings.push(finding(next.rule, path, next.span, `${rest.toLocaleString('en-US')} more problems in this template are not listed; fix the ones above first.`));
+    }
     return {
       path,
       format,
