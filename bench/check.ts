@@ -17,7 +17,7 @@ export function generate(dir: string): void {
     mkdirSync(join(d, 'fixtures'), { recursive: true });
     writeFileSync(
       join(d, `p${i}.prompt`),
-      `---\nmodel: gpt-4o\n---\n{{role "system"}}\n{{policy}}\nAnswer from the evidence only (case ${i}).\n{{#role "user"}}\n{{#each evidence}}{{this}}{{/each}}\n<question>\n{{question}}\n</question>\n{{/role}}\n`,
+      `---\nmodel: gpt-4o\n---\n{{role "system"}}\n{{policy}}\nAnswer from the evidence only (case ${i}).\n{{role "user"}}\n{{#each evidence}}{{this}}{{/each}}\n<question>\n{{question}}\n</question>\n`,
     );
     writeFileSync(
       join(d, `p${i}.context.yaml`),

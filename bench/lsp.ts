@@ -1,7 +1,8 @@
 /**
  * Language server and extension benchmarks, measured the way an editor experiences them:
  * - edit latency over LSP against the built server (dist/server.js): a one-character edit in a
- *   20 KB template whose fixture is 1 MB, until the diagnostics for that version are published and
+ *   20 KB template whose fixture is 1 MB (its evidence is in the request: about 120,000 tokens,
+ *   trimmed to fit, so every edit re-renders and re-fits it), until the diagnostics for that version are published and
  *   until the refreshed code lenses are returned (debounce set to 0, so only analysis counts);
  * - a hover on the template while a 5 MB fixture is being opened;
  * - storms of 2,000 edits to an open config and to an open template (the bench workspace, default
@@ -48,7 +49,7 @@ export function benchWorkspace(): { dir: string; template: string } {
     system,
     '{{policy}}',
     '',
-    '{{#role "user"}}',
+    '{{role "user"}}',
     user,
     '{{evidence}}',
     '',
@@ -59,7 +60,6 @@ export function benchWorkspace(): { dir: string; template: string } {
     '<question>',
     '{{question}}',
     '</question>',
-    '{{/role}}',
     '',
   ].join('\n');
   writeFileSync(path.join(dir, 'bench.prompt'), template);
@@ -247,7 +247,7 @@ export async function hostileScanMemory(): Promise<Record<string, number>> {
 export function hostileWorkspace(): { dir: string; fixtures: string[] } {
   const dir = mkdtempSync(path.join(tmpdir(), 'ctxlens-bench-hostile-'));
   mkdirSync(path.join(dir, 'fixtures'));
-  writeFileSync(path.join(dir, 'h.prompt'), '---\nmodel: gpt-4o\n---\n{{role "system"}}\n{{policy}}\n{{#role "user"}}\n{{#each evidence}}{{this}}{{/each}}\n<question>{{question}}</question>\n{{/role}}\n');
+  writeFileSync(path.join(dir, 'h.prompt'), '---\nmodel: gpt-4o\n---\n{{role "system"}}\n{{policy}}\n{{role "user"}}\n{{#each evidence}}{{this}}{{/each}}\n<question>{{question}}</question>\n');
   writeFileSync(
     path.join(dir, 'h.context.yaml'),
     'model: gpt-4o\nwindow: 128000\noutput: 4000\nmargin: 2000\nslots:\n  policy: { kind: policy, trust: trusted, required: true, budget: 2000 }\n  evidence: { kind: evidence, trust: untrusted, budget: 100000, label: EVIDENCE, pack: skip }\n  question: { kind: user, trust: untrusted, required: true, budget: 500 }\nfixtures: [fixtures/*.fixture.yaml]\n',
