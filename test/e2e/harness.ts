@@ -418,8 +418,15 @@ export async function placeCursorAt(page: Page, needle: string): Promise<void> {
     return (/^\d+ of \d+$/.test(t.trim()) && !t.startsWith('No')) || undefined;
   }, { timeoutMs: 10_000 });
   await page.keyboard.press('Enter');
-  // Escape closes the widget and leaves the match selected in the editor.
-  await page.keyboard.press('Escape');
+  // Escape closes the widget and leaves the match selected in the editor. A key can be taken by
+  // something else that had focus a moment ago (a panel or notification), so it is pressed again
+  // until the widget is gone: with the widget open, Ctrl+. would type into its input.
+  const widget = page.locator('.editor-widget.find-widget.visible');
+  await poll('the find widget to close', async () => {
+    if ((await widget.count()) === 0) return true;
+    await find.press('Escape').catch(() => page.keyboard.press('Escape'));
+    return undefined;
+  }, { timeoutMs: 10_000, intervalMs: 300 });
 }
 
 /** Opens the quick fix menu (Ctrl+.) at the cursor and picks the action whose title contains `title`. */

@@ -258,5 +258,7 @@ export async function whatIfAppliedToConfig(wb: Workbench, opts: WhatIfOptions =
   // saving after Undo leaves the file as it started, for the scenarios after this one.
   await saveActiveEditor(page);
   await poll('the config file to be back to its text after Undo', () => readFileSync(join(wb.workspace, config), 'utf8').includes(`budget: ${from},`) || undefined, { timeoutMs: 15_000 });
+  // Leave one editor group, as the scenarios after this one expect (the preview opened beside).
+  await runCommand(page, 'View: Close All Editor Groups');
   return { before, applied, undone };
 }
