@@ -228,3 +228,14 @@ describe('Handlebars error excerpts', () => {
     expect(redactQuoted(`whole ${glpat}`, src)).not.toContain(glpat.slice(8));
   });
 });
+
+describe('quick fix titles', () => {
+  // Found by the fuzz suite: a slot named with a token got "Add 'trust: untrusted' to slot '<token>'".
+  it('are redacted like messages', () => {
+    const hook = ['https://hooks.slack.com/services/', '1KvV/4GrHcB4nu6t9htjDU19Zs60xLfbKyAN6rHaR3hX6NxGHzg'].join('');
+    const f = finding('trust-missing', '/w/a', { start: 0, end: 1 }, 'Slot has no trust.', { fixes: [{ title: `Add 'trust: untrusted' to slot 'x ${hook} y'`, edits: [{ path: '/w/a', span: { start: 0, end: 0 }, newText: 'trust: untrusted' }] }] });
+    expect(f.fixes![0].title).not.toContain(hook.slice(40));
+    expect(f.fixes![0].title).toContain("Add 'trust: untrusted' to slot 'x https://hooks.");
+    expect(f.fixes![0].edits[0].newText).toBe('trust: untrusted');
+  });
+});

@@ -76,6 +76,8 @@ export function finding(rule: string, path: string, span: Span, message: string,
   if (!info) throw new Error(`unknown rule id ${rule}`);
   const f: Finding = { rule, severity: info.severity, message: redactSecrets(message), path, span, ...extra };
   if (f.related) f.related = f.related.map((r) => ({ ...r, message: redactSecrets(r.message) }));
+  // A quick fix's title quotes names too ("Add 'trust: untrusted' to slot '…'"); its edits are file text.
+  if (f.fixes) f.fixes = f.fixes.map((x) => ({ ...x, title: redactSecrets(x.title) }));
   return f;
 }
 
