@@ -128,6 +128,18 @@ describe('score and rank', () => {
     expect(tied.map((i) => i.id)).toEqual(['ev_0', 'ev_1']);
   });
 
+  it('a sketch is the SKETCH_SIZE smallest distinct word hashes, ascending, whatever the word order', () => {
+    let seed = 3;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    for (let n = 0; n < 300; n++) {
+      const words = Array.from({ length: Math.floor(rand() * 90) }, () => `w${Math.floor(rand() * 120)}`);
+      // Each one-word text's sketch is that word's hash: the reference set.
+      const hashes = [...new Set(words.map((w) => fingerprint(w).sketch[0]))].sort((a, b) => a - b).slice(0, SKETCH_SIZE);
+      expect(fingerprint(words.join(' ')).sketch).toEqual(hashes);
+      expect(fingerprint([...words].reverse().join('  ')).sketch).toEqual(hashes);
+    }
+  });
+
   it('fingerprints: one key per normalized text, word overlap from sketches', () => {
     const key = (s: string) => fingerprint(s).key;
     expect(key('Hello,   WORLD!')).toBe(key('hello world'));
