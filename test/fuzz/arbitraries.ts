@@ -570,6 +570,8 @@ export function buildWorkspace(spec: WorkspaceSpec, root = '/ws'): Workspace {
       if (!use) continue;
       if (s.wrapper) wrappers.push(s.wrapper.name);
       body.push(`${wrap(use, s.wrapper)}\n`);
+      // dotprompt's {{history}} is a message boundary too: fixed text after it.
+      if (spec.format === 'prompt' && s.name === 'history' && s.use === 'var') body.push('After the history.\n');
     }
   });
   files[template] = `---\n${fm.join('\n')}\n---\n${body.join('')}`;
