@@ -239,3 +239,24 @@ describe('quick fix titles', () => {
     expect(f.fixes![0].edits[0].newText).toBe('trust: untrusted');
   });
 });
+
+describe('pieces of a secret that YAML splits over keys and values', () => {
+  // Found by the fuzz suite: a private key pasted into a fixture at the wrong indentation made its
+  // key material (without the BEGIN header) a mapping key, quoted whole by "Unknown key '…'".
+  const body = ['MIIEowIBAAKCAQEAx4v2kq9T0cZ3Yw8Vu7Ts6Rq5', 'Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7Zx9Yw8Vu7Ts6Rq5'];
+  const block = `  -----BEGIN RSA PRIVATE KEY-----\n${body.join('\n')}\n-----END RSA PRIVATE KEY-----  slots`;
+  it('a fixture: the unknown key shows none of the key material', () => {
+    const text = `name: "x"\n${block}:\n  q: 1\n`;
+    const fs = parseFixture('/w/a.fixture.yaml', text).findings;
+    expect(fs.some((f) => f.message.includes('Unknown key'))).toBe(true);
+    for (const f of fs) for (const line of body) expect(f.message).not.toContain(line.slice(5, 20));
+  });
+  it('a config: the same', () => {
+    // Commented-out header and footer, the key material left as a key.
+    const text = `window: 1000\n# -----BEGIN RSA PRIVATE KEY-----\n${body[0]}: 1\n# -----END RSA PRIVATE KEY-----\n`;
+    const fs = parseConfig('/w/a.context.yaml', text).findings;
+    expect(fs.some((f) => f.message.includes('Unknown key'))).toBe(true);
+    expect(fs.length).toBeGreaterThan(0);
+    for (const f of fs) expect(f.message).not.toContain(body[0].slice(5, 20));
+  });
+});

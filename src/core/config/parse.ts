@@ -10,7 +10,7 @@
 import { isMap, isScalar } from 'yaml';
 import type { ZodType } from 'zod';
 import { RULES, finding, ruleInfo } from '../rules/registry';
-import { redactSecrets } from '../text/secrets';
+import { redactPieces, redactSecrets, secretsOf } from '../text/secrets';
 import type { ConfigDoc, Finding, FixHint, Span } from '../types';
 import { findAt, keySpanAt, nodeSpan, parseYaml, toJs, valueSpanAt, yamlFindings } from '../text/yaml';
 import type { YamlPath, YamlSource } from '../text/yaml';
@@ -208,14 +208,19 @@ class ConfigValidator {
     private readonly keySpan: (p: YamlPath) => Span | undefined,
     private readonly valueSpan: (p: YamlPath) => Span | undefined,
     private readonly fallback: Span,
+    /** The config's text: messages quote keys and values as parsed, which can hold pieces of its secrets. */
+    private readonly text = '',
   ) {}
+
+  private secrets: string[] | undefined;
 
   private add(span: Span | undefined, message: string, fixes?: FixHint[]): void {
     const s = span ?? this.fallback;
     const key = `${s.start}:${s.end}:${message}`;
     if (this.reported.has(key)) return;
     this.reported.add(key);
-    this.findings.push(finding('config-invalid', this.path, s, message, fixes ? { fixes } : {}));
+    this.secrets ??= secretsOf(this.text);
+    this.findings.push(finding('config-invalid', this.path, s, redactPieces(message, this.secrets), fixes ? { fixes } : {}));
   }
 
   private yamlPath(p: ReadonlyArray<PropertyKey>): YamlPath {
@@ -350,7 +355,7 @@ function buildDoc(path: string, text: string, src: YamlSource, root: unknown, fi
     findings.push(finding('config-invalid', path, fallback, 'The config could not be read as a mapping (check anchors and aliases).'));
     return doc;
   }
-  const v = new ConfigValidator(path, keySpan, valueSpan, nodeSpan(src, root) ?? fallback);
+  const v = new ConfigValidator(path, keySpan, valueSpan, nodeSpan(src, root) ?? fallback, src.text);
   doc.config = validate(raw as Record<string, unknown>, v);
   // Schema complaints about a document with syntax errors are mostly echoes of those errors
   // (a tab-indented block reads as null plus a stray key): report them once the YAML is fixed.

@@ -203,13 +203,18 @@ const MIN_PIECE = 8;
  * cut a secret so that what it shows matches no pattern, and redactSecrets alone would pass it.
  */
 export function redactQuoted(message: string, source: string): string {
+  return redactPieces(message, secretsOf(source));
+}
+
+/** The secrets of `source` as redactPieces takes them: a private key block's key material, else the secret. */
+export function secretsOf(source: string): string[] {
+  return findSecrets(source).map((h) => (h.pattern.block ? source.slice(h.start + h.secret.length, h.bodyEnd ?? h.end) : h.secret));
+}
+
+/** `message` redacted, and cleared of any piece of these secrets (see redactQuoted). */
+export function redactPieces(message: string, secrets: readonly string[]): string {
   let out = redactSecrets(message);
-  const hits = findSecrets(source);
-  for (const h of hits) {
-    // The key material of a private key block, else the secret itself (not its fixed prefix alone).
-    const secret = h.pattern.block ? source.slice(h.start + h.secret.length, h.bodyEnd ?? h.end) : h.secret;
-    out = maskPieces(out, secret);
-  }
+  for (const secret of secrets) out = maskPieces(out, secret);
   return out;
 }
 
