@@ -152,12 +152,15 @@ export class Renderer {
     const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i]));
     if (same) return { messages, issues, neutralised };
     const span = this.template.bodySpan;
-    issues.push({
+    // The plain render's own issues, and that attribution was lost (which makes the caller count
+    // these messages as they are, not the marked probes).
+    const plainIssues: RenderIssue[] = plain.issues.map((i) => ({ ...i }));
+    plainIssues.push({
       rule: 'attribution-lost',
       message: 'The template compares, measures or transforms slot text (for example with ifEquals, length or tojson), so the request cannot be cut into slots; it is shown and counted as a whole, exactly as rendered.',
       span: { start: span.start, end: Math.min(span.end, span.start + 1) },
     });
-    return { messages: plain.messages.map((m) => this.decode(m)), issues: plain.issues.map((i) => ({ ...i })), neutralised };
+    return { messages: plain.messages.map((m) => this.decode(m)), issues: plainIssues, neutralised };
   }
 
   private engine(v: EngineValues): EngineResult {
