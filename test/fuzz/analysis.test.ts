@@ -15,7 +15,7 @@ import { ContextConfigSchema } from '../../src/core/config/schema';
 import { codePointCount } from '../../src/core/tokens';
 import { buildWorkspace, leaksSecret, secret, textWithSecret, workspace, workspaceSpec, type PlantedSecret, type Workspace } from './arbitraries';
 import { fuzz, noteKnown } from './harness';
-import { MemoryHost, isCrash, findingProblems, findingTexts, forbiddenSequences, forgery, promptyBoundaryIn, untrustedPieces } from './support';
+import { MemoryHost, isCrash, findingProblems, findingTexts, forbiddenSequences, forgery, untrustedPieces } from './support';
 
 const analyze = (ws: Workspace): TemplateAnalysis | undefined => analyzeTemplate(new MemoryHost([ws.root], ws.files), ws.template);
 
@@ -92,23 +92,11 @@ describe('analysis', () => {
       for (const [name, s] of Object.entries(slots)) if (s?.label) labels.set(name, { label: s.label, envelope: s.envelope ?? 'bracket' });
       const delimiters = [...new Set([...[...labels.values()].map((l) => l.label), ...ws.wrappers, ...a.template.uses.flatMap((u) => (u.delimiter ? [u.delimiter] : []))])];
       const forbidden = forbiddenSequences(delimiters);
-      const promptyForged = ws.spec.format === 'prompty' && fixtureTexts(a).some((t) => promptyBoundaryIn(t) !== undefined);
       for (const piece of untrustedPieces(asm.messages, labels)) {
         const bad = forgery(piece, asm.messages[piece.message].content, forbidden);
-        // Known: a Prompty role line the escape does not neutralise splits the message, envelope and all (see the fuzz report).
-        if (bad !== undefined && promptyForged) {
-          noteKnown('prompty-role-line-not-neutralised');
-          continue;
-        }
         // Known: Prompty turns ![alt](url) in untrusted text into an image part, which cuts its envelope (see the fuzz report).
         if (bad !== undefined && ws.spec.format === 'prompty' && asm.messages[piece.message].parts.some((p) => p.media) && fixtureTexts(a).some((t) => t.includes('!['))) {
           noteKnown('prompty-image-from-untrusted-text');
-          continue;
-        }
-        // Known: an item's id printed as a field ({{this.id}}, {{json docs}}) is not neutralised, unlike its other fields (see the fuzz report).
-        const v = piece.slot !== undefined ? a.fixture?.slots[piece.slot] : undefined;
-        if (bad !== undefined && v?.type === 'items' && v.items.some((it) => it.id !== undefined && it.id.toLowerCase().includes(bad.toLowerCase()))) {
-          noteKnown('item-id-field-not-neutralised');
           continue;
         }
         // Known: a list of a slot the config does not declare reaches the engine as written, unescaped (see the fuzz report).
@@ -124,8 +112,6 @@ describe('analysis', () => {
       asm.messages.forEach((m, i) => {
         const first = m.parts.find((p) => p.text.trim() !== '' || p.media);
         if (!first || !first.untrusted || kindOf(first.slot) === 'history') return;
-        // Known: Prompty role lines the escape does not neutralise (see the fuzz report in the CHANGELOG).
-        if (promptyForged) return noteKnown('prompty-role-line-not-neutralised');
         expect.fail(`message ${i} (${m.role}) starts with untrusted text of ${first.slot}: ${JSON.stringify(first.text.slice(0, 200))}`);
       });
       // Text that reached the request with a delimiter or role marker was reported.

@@ -25,8 +25,18 @@ export interface Breakout {
   text: string;
 }
 
-/** Role words that chat formats (Prompty lines, Anthropic's Human/Assistant, ChatML) treat as markers. */
-const ROLE_WORDS = 'system|user|assistant|developer|tool|function|human';
+/**
+ * Role words that chat formats (Prompty lines, Anthropic's Human/Assistant, ChatML) treat as markers,
+ * `tools` included (a Prompty role). The letters s and i also match what Python's `(?i)` lets
+ * Prompty's parser match (ſ, İ, ı), which a JavaScript `i` flag does not.
+ */
+const ROLE_WORDS = ['system', 'user', 'assistant', 'developer', 'tools?', 'function', 'human']
+  .map((w) => w.replace(/s/g, '[sſ]').replace(/i/g, '[iİı]'))
+  .join('|');
+/** White space inside a line as Python's `\s` sees it (the line breaks of str.splitlines excluded). */
+const LINE_SPACE = '[ \\t\\x1f\\xa0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000]';
+/** The line breaks of str.splitlines (Prompty splits the rendered text into lines with it). */
+const LINE_BREAKS = '\\r\\n\\v\\f\\x1c-\\x1e\\x85\\u2028\\u2029';
 
 interface Alternative {
   kind: BreakoutKind;
@@ -58,7 +68,9 @@ function alternatives(labels: readonly string[]): Alternative[] {
   alts.push(
     // A line (or the text itself) starting with a role word and a colon, optionally after markdown hashes.
     // Line starts as Python's str.splitlines (Prompty) sees them: \n \r \v \f \x1c-\x1e NEL U+2028 U+2029.
-    { kind: 'role-marker', source: `((?:^|[\\r\\n\\v\\f\\x1c-\\x1e\\x85\\u2028\\u2029])[ \\t]*(?:#+[ \\t]*)?(?:${ROLE_WORDS})[ \\t]*(?:\\[[^\\]\\r\\n]{0,200}\\])?[ \\t]*)(:)` },
+    // Spaces are Python's (U+3000 too) and a bracket of arguments may be as long as its line, as
+    // in Prompty's parser; every part is a plain run, so the scan stays linear.
+    { kind: 'role-marker', source: `((?:^|[${LINE_BREAKS}])${LINE_SPACE}*(?:#+${LINE_SPACE}*)?(?:${ROLE_WORDS})${LINE_SPACE}*(?:\\[[^\\]${LINE_BREAKS}]*\\])?${LINE_SPACE}*)(:)` },
     // Special-token syntax: <|im_start|>, <|endoftext|>, and the full-width variant some models use.
     { kind: 'role-marker', source: '(<)([|\\uFF5C])' },
     // dotprompt's rendered markers: a value printing <<<dotprompt:role:system>>> really starts a message.

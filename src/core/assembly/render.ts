@@ -282,7 +282,8 @@ export class Renderer {
     const esc = (s: string | undefined) => (s === undefined ? undefined : m(this.escapeText(s, state, item, neutralised, true), i));
     const text = m(this.escaped(item, state, neutralised).text, i);
     const fields: Record<string, unknown> = {
-      id: item.hasId ? m(item.id, i) : item.id,
+      // The id is the fixture's text like any field (a generated id is ours): neutralised the same way.
+      id: item.hasId ? esc(item.id) : item.id,
       text,
       ...(state.kind === 'history' ? { role: item.role ?? 'user', content: text } : {}),
       title: esc(item.title),
