@@ -139,6 +139,21 @@ describe('assemble: the SDK-retry request', () => {
   });
 });
 
+/** A random monotone count over n droppable items, a limit, and the one-by-one walk's answer. */
+function monotoneCase(rand: () => number) {
+  const n = Math.floor(rand() * 300);
+  const sizes = Array.from({ length: n }, () => 1 + Math.floor(rand() * 50));
+  const base = 100 + Math.floor(rand() * 200);
+  const prefix = [0];
+  for (const s of sizes) prefix.push(prefix[prefix.length - 1] + s);
+  const total = base + prefix[n];
+  const countAfter = (k: number) => total - prefix[k];
+  const limit = Math.floor(rand() * total * 1.2);
+  let linear = 0;
+  while (linear < n && countAfter(linear) > limit) linear++;
+  return { n, prefix, countAfter, limit, linear };
+}
+
 describe('fitting the request (seed 000, build_request)', () => {
   // A 900-token input budget after reserving output; removing one history item takes 1,050 to 850.
   const tpl = template([t.msg('system', t.v('policy'), t.history()), t.msg('user', t.v('question'))]);
@@ -218,16 +233,7 @@ describe('fitting the request (seed 000, build_request)', () => {
     let seed = 5;
     const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
     for (let trial = 0; trial < 300; trial++) {
-      const n = Math.floor(rand() * 300);
-      const sizes = Array.from({ length: n }, () => 1 + Math.floor(rand() * 50));
-      const base = 100 + Math.floor(rand() * 200);
-      const prefix = [0];
-      for (const s of sizes) prefix.push(prefix[prefix.length - 1] + s);
-      const total = base + prefix[n];
-      const countAfter = (k: number) => total - prefix[k];
-      const limit = Math.floor(rand() * total * 1.2);
-      let linear = 0;
-      while (linear < n && countAfter(linear) > limit) linear++;
+      const { n, prefix, countAfter, limit, linear } = monotoneCase(rand);
       const fit = fitPrefix(n, countAfter, limit);
       expect(fit.ok).toBe(countAfter(linear) <= limit);
       expect(fit.dropped).toBe(linear);
@@ -242,16 +248,7 @@ describe('fitting the request (seed 000, build_request)', () => {
     let guidedRecounts = 0;
     let plainRecounts = 0;
     for (let trial = 0; trial < 400; trial++) {
-      const n = Math.floor(rand() * 300);
-      const sizes = Array.from({ length: n }, () => 1 + Math.floor(rand() * 50));
-      const base = 100 + Math.floor(rand() * 200);
-      const prefix = [0];
-      for (const s of sizes) prefix.push(prefix[prefix.length - 1] + s);
-      const total = base + prefix[n];
-      const countAfter = (k: number) => total - prefix[k];
-      const limit = Math.floor(rand() * total * 1.2);
-      let linear = 0;
-      while (linear < n && countAfter(linear) > limit) linear++;
+      const { n, prefix, countAfter, limit, linear } = monotoneCase(rand);
       // Estimates: exact, proportionally low or high (a missing separator), noisy, and useless.
       const noise = Array.from({ length: n + 1 }, () => rand());
       const estimates: Array<(k: number) => number> = [
