@@ -1,7 +1,7 @@
 // Lint rules that keep the layers in their directions (docs/ARCHITECTURE.md):
 // core -> nothing; server -> core; cli -> core + node + lib + service; lib (the npm library) -> core
 // + node; service -> lib + core + node; extension -> protocol only (types from core); webview ->
-// protocol only. `import type` across layers is always allowed.
+// protocol only, types included. Elsewhere `import type` across layers is allowed.
 import tseslint from 'typescript-eslint';
 
 const editorApis = ['vscode', 'vscode-languageserver', 'vscode-languageserver/*', 'vscode-languageclient', 'vscode-languageclient/*', 'vscode-languageserver-textdocument'];
@@ -30,8 +30,19 @@ export default tseslint.config(
     rules: restrict(['../core/*', '../core/**', '../server/*', '../cli/*', '../node/*', 'vscode-languageserver', 'vscode-languageserver/*', 'js-tiktoken', 'js-tiktoken/*', 'yaml'], 'The extension host stays thin: parsing, counting and assembly run in the language server.'),
   },
   {
+    // Not even types from the core: the page's types all come from src/protocol/.
     files: ['src/webview/**/*.ts'],
-    rules: restrict([...editorApis, '../core/*', '../core/**', '../server/*', '../extension/*', '../node/*', 'node:*'], "Can't use vscode or the core in the webview: it renders snapshots it is sent."),
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: [...editorApis, '../server/*', '../extension/*', '../node/*', 'node:*'], message: "Can't use vscode in the webview: it renders snapshots it is sent.", allowTypeImports: true },
+            { group: ['../core/*', '../core/**', '../../core/*', '../../core/**'], message: 'The webview takes its types from src/protocol/ (preview.ts re-exports the core types it needs).' },
+          ],
+        },
+      ],
+    },
   },
   {
     // The npm library: core and the disk host only, so `import 'context-lens'` never loads editor or LSP code.

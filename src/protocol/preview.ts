@@ -17,6 +17,13 @@
 import type { AssemblyDiff } from '../core/eval/diff';
 import type { BudgetReport, Finding, RenderedMessage, Severity, Trace } from '../core/types';
 
+/**
+ * The core's data types the snapshot is made of, re-exported so that the webview takes every type
+ * it renders from this module and imports nothing from the core (eslint.config.mjs enforces it).
+ */
+export type { AssemblyDiff, FirstDifference } from '../core/eval/diff';
+export type { BudgetLine, BudgetReport, MessagePart, OmitReason, OmittedItem, RenderedMessage, Role, Severity, SlotTrace, Trace, TraceItem } from '../core/types';
+
 /** The webview panel's viewType, used by the panel, its serializer and package.json. */
 export const PREVIEW_VIEW_TYPE = 'contextLens.preview';
 

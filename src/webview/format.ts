@@ -1,5 +1,5 @@
 /** Number, path and reason formatting shared by the preview's sections. */
-import type { OmitReason } from '../core/types';
+import type { OmitReason } from '../protocol/preview';
 
 const INTEGER = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 

@@ -8,8 +8,7 @@
  * and long tables are cut to a first screenful with a "show all" control, and text is split only
  * where hidden characters occur.
  */
-import type { BudgetReport, MessagePart, RenderedMessage, SlotTrace, Trace } from '../core/types';
-import type { PersistedPreviewState, PreviewSnapshot, SourceLocation, WebviewMessage } from '../protocol/preview';
+import type { BudgetReport, MessagePart, PersistedPreviewState, PreviewSnapshot, RenderedMessage, SlotTrace, SourceLocation, Trace, WebviewMessage } from '../protocol/preview';
 import { append, button, el, srOnly } from './dom';
 import type { Child } from './dom';
 import { basename, describeReason, fmt, fmtChars, fmtScore, pct } from './format';

@@ -12,9 +12,7 @@
  * The shared section/badge/message renderers come in as `Widgets` from render.ts, so this module
  * depends on render.ts for types only.
  */
-import type { AssemblyDiff, FirstDifference } from '../core/eval/diff';
-import type { RenderedMessage } from '../core/types';
-import type { CompareTarget, PreviewCompare, PreviewComparison, PreviewSnapshot, SourceLocation } from '../protocol/preview';
+import type { AssemblyDiff, CompareTarget, FirstDifference, PreviewCompare, PreviewComparison, PreviewSnapshot, RenderedMessage, SourceLocation } from '../protocol/preview';
 import { MAX_WHAT_IF_BUDGET } from '../protocol/preview';
 import { button, el } from './dom';
 import type { Child } from './dom';
