@@ -22,7 +22,7 @@ export function vsixPath() {
 }
 
 // Everything that can change the packaged bytes.
-const INPUTS = ['src', 'media', 'schemas', 'syntaxes', 'package.json', 'esbuild.js', '.vscodeignore', 'README.md', 'CHANGELOG.md', 'LICENSE'];
+const INPUTS = ['src', 'media', 'schemas', 'syntaxes', 'docs', 'package.json', 'esbuild.js', '.vscodeignore', 'README.md', 'CHANGELOG.md', 'LICENSE'];
 
 function newestMtime(path) {
   if (!existsSync(path)) return 0;
@@ -76,7 +76,9 @@ export function packageExtension({ log = console.log } = {}) {
     if (String(f).endsWith('.map')) rmSync(join(stage, 'dist', String(f)), { force: true });
   }
   const extra = readdirSync(REPO_ROOT).filter((f) => /^language-configuration.*\.json$/.test(f));
-  for (const f of [...STAGE_COPIES, ...extra]) {
+  // The documentation pages: diagnostics link into docs/rules.md, and the README links to the rest.
+  const pages = readdirSync(join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  for (const f of [...STAGE_COPIES, ...extra, ...pages]) {
     if (existsSync(join(REPO_ROOT, f))) cpSync(join(REPO_ROOT, f), join(stage, f), { recursive: true });
   }
   const { main } = manifest();

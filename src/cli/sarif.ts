@@ -52,7 +52,7 @@ export function toSarif(files: SarifFile[]): Record<string, unknown> {
               name: r.id.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase()),
               shortDescription: { text: r.description },
               fullDescription: { text: r.description },
-              help: { text: `${r.description} See the Context Lens README, section rule-${r.id}.` },
+              help: { text: `${r.description} See docs/rules.md#rule-${r.id} in the Context Lens package.` },
               defaultConfiguration: { level: LEVEL[r.severity] },
               properties: { category: r.category, ...(r.heuristic ? { precision: 'medium' } : { precision: 'high' }) },
             })),

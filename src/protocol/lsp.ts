@@ -40,7 +40,7 @@ export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
 
 /** `initializationOptions` of the `initialize` request, sent by the extension (or a test client). */
 export interface InitializationOptions {
-  /** Absolute path of the installed extension; diagnostics link to the README shipped there. */
+  /** Absolute path of the installed extension; diagnostics link to the docs/rules.md shipped there. */
   extensionPath?: string;
   /** Milliseconds to wait after the last edit before analysing (default 75; 0 in benchmarks). */
   debounceMs?: number;

@@ -20,8 +20,8 @@ export interface DiagnosticContext {
   /** Text of a file as the analysis read it (open buffer or disk). */
   viewOf(path: string): TextView | undefined;
   uriOf(path: string): string;
-  /** Base of the rule documentation links, e.g. `file:///ext/README.md`. */
-  readmeUri?: string;
+  /** The rule documentation page the links point into, e.g. `file:///ext/docs/rules.md`. */
+  rulesDocUri?: string;
 }
 
 export function toDiagnostic(f: Finding, view: TextView, ctx: DiagnosticContext): Diagnostic {
@@ -32,7 +32,7 @@ export function toDiagnostic(f: Finding, view: TextView, ctx: DiagnosticContext)
     source: 'context-lens',
     message: f.message,
   };
-  if (ctx.readmeUri) d.codeDescription = { href: `${ctx.readmeUri}#rule-${f.rule}` };
+  if (ctx.rulesDocUri) d.codeDescription = { href: `${ctx.rulesDocUri}#rule-${f.rule}` };
   if (f.rule === 'slot-unused') d.tags = [DiagnosticTag.Unnecessary];
   if (f.related?.length) {
     const related: DiagnosticRelatedInformation[] = [];

@@ -89,7 +89,7 @@ export function startServer(connection: Connection): void {
   const uris = new UriMap();
   const docs = new Map<string, TextDocument>();
   let settings: ServerSettings = { ...DEFAULT_SERVER_SETTINGS };
-  let readmeUri: string | undefined;
+  let rulesDocUri: string | undefined;
   let yamlLanguageServer = false;
   const caps = { configuration: false, codeLensRefresh: false, documentChanges: false, watchers: false };
   /** The fixture the user picked per template path. */
@@ -142,8 +142,8 @@ export function startServer(connection: Connection): void {
     {
       viewOf: viewOfPath,
       uriOf: (p) => uris.uriOf(p),
-      get readmeUri() {
-        return readmeUri;
+      get rulesDocUri() {
+        return rulesDocUri;
       },
     },
     (t) => void connection.sendDiagnostics({ uri: t.uri, version: t.version, diagnostics: t.diagnostics }),
@@ -269,10 +269,10 @@ export function startServer(connection: Connection): void {
     settings = mergeSettings(DEFAULT_SERVER_SETTINGS, init.settings);
     host.maxFileSize = settings.maxFileSize;
     yamlLanguageServer = init.yamlLanguageServer === true;
-    // The rule documentation ships as the extension's README; without an extension path (a test
-    // client, another editor) the README next to the bundled server is used.
-    const readme = init.extensionPath ? path.join(init.extensionPath, 'README.md') : path.resolve(__dirname, '..', 'README.md');
-    readmeUri = pathToFileURL(readme).href;
+    // The rule documentation (docs/rules.md) ships in the extension and in the npm package; without
+    // an extension path (a test client, another editor) the page next to the bundled server is used.
+    const rulesDoc = init.extensionPath ? path.join(init.extensionPath, 'docs', 'rules.md') : path.resolve(__dirname, '..', 'docs', 'rules.md');
+    rulesDocUri = pathToFileURL(rulesDoc).href;
     const c = params.capabilities;
     caps.configuration = c.workspace?.configuration === true;
     caps.codeLensRefresh = c.workspace?.codeLens?.refreshSupport === true;

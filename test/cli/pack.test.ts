@@ -79,7 +79,7 @@ describe('npm pack: an installable ctxlens tarball', () => {
 
   it('holds the CLI and server bundles with their tokenizer data, and no sources, tests or maps', () => {
     expect(tarball.endsWith(`${manifest.name}-${manifest.version}.tgz`)).toBe(true);
-    for (const f of ['package.json', 'README.md', 'LICENSE', manifest.bin.ctxlens!, 'dist/server.js', 'schemas/context.schema.json']) expect(files).toContain(f);
+    for (const f of ['package.json', 'README.md', 'LICENSE', manifest.bin.ctxlens!, 'dist/server.js', 'schemas/context.schema.json', 'docs/rules.md']) expect(files).toContain(f);
     for (const enc of ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base']) expect(files).toContain(`dist/tokenizers/${enc}.ranks`);
     expect(files.filter((f) => /^(src|test|bench|scripts|examples|node_modules|\.cache|out)\//.test(f))).toEqual([]);
     expect(files.filter((f) => f.endsWith('.map') || f.endsWith('.vsix'))).toEqual([]);

@@ -5,6 +5,7 @@
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CodeActionRequest,
@@ -62,14 +63,17 @@ describe('language server over stdio', () => {
     expect(caps.completionProvider?.triggerCharacters).toContain('{');
   });
 
-  it('publishes diagnostics for an opened template, with rule codes, README links and related config lines', async () => {
+  it('publishes diagnostics for an opened template, with rule codes, links into docs/rules.md and related config lines', async () => {
     const uri = await client.open(template);
     const pub = await client.session.nextDiagnostics(uri, 0);
     expect(pub.version).toBe(1);
     expect(codes(pub.diagnostics)).toEqual(['slot-undefined', 'untrusted-in-system', 'untrusted-unlabelled', 'untrusted-unlabelled']);
     for (const d of pub.diagnostics) {
       expect(d.source).toBe('context-lens');
-      expect(d.codeDescription?.href).toMatch(new RegExp(`^file://.*/README\\.md#rule-${d.code}$`));
+      expect(d.codeDescription?.href).toMatch(new RegExp(`^file://.*/docs/rules\\.md#rule-${d.code}$`));
+      // The link resolves: the page exists where the server says, with the rule's anchor.
+      const page = readFileSync(fileURLToPath(d.codeDescription!.href.replace(/#.*$/, '')), 'utf8');
+      expect(page).toContain(`<a id="rule-${d.code}"></a>`);
     }
     const undef = pub.diagnostics.find((d) => d.code === 'slot-undefined')!;
     expect(undef.range.start).toEqual(positionOf(client.text(uri), 'extra}}'));

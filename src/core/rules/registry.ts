@@ -1,7 +1,7 @@
 /**
  * Every rule Context Lens reports, with its stable id and default severity. The id is the
- * contract shared by the editor (diagnostic `code`), the CLI and the README (section `rule-<id>`);
- * rename nothing here, only add.
+ * contract shared by the editor (diagnostic `code`), the CLI and docs/rules.md (anchor `rule-<id>`,
+ * generated from this list and rule-docs.md by `npm run docs`); rename nothing here, only add.
  */
 import type { Finding, Severity, Span } from '../types';
 import type { SeveritySetting } from '../config/schema';
