@@ -27,6 +27,7 @@ import { templateCachePrefix } from '../core/eval';
 import { variantsCmd } from './variants';
 import { diffCmd } from './diff';
 import { VERSION } from './version';
+import { countsExact } from '../core/tokens/exact';
 
 class UsageError extends Error {}
 
@@ -252,7 +253,7 @@ function count(args: string[], io: Io): number {
   const name = values.tokenizer ?? model?.tokenizer ?? 'o200k_base';
   const tokenizer = getTokenizer(name);
   if (!tokenizer) throw new UsageError(`unknown tokenizer '${name}' (known: ${listAllTokenizers().join(', ')})`);
-  const exact = tokenizer.exact && (model ? model.exact : true);
+  const exact = countsExact(tokenizer, model);
   const inputs = positionals.length ? positionals : ['-'];
   const files: Array<{ path: string; tokens: number; chars: number }> = [];
   for (const p of inputs) {

@@ -12,20 +12,13 @@
 import type { FileHost } from '../core/host';
 import type { AssembleInput } from '../core/assembly';
 import type { ContextConfig, SeveritySetting } from '../core/config/schema';
-import type { Finding, ModelInfo, TemplateDoc } from '../core/types';
-import { analyzeTemplate, bindConfig, classifyFile } from '../core/analyze';
-import { ContextConfigSchema } from '../core/config/schema';
-import { resolveModel } from '../core/models';
-import { readPartials } from '../core/partials';
-import { requestSettings, sampleFixture, templateDefaults } from '../core/sample';
-import { parseTemplate } from '../core/template';
-import { getTokenizer } from '../core/tokens';
-import { withCost } from '../core/cost';
-import type { AssemblyResult } from '../core/types';
+import type { AssemblyResult, Finding, ModelInfo, TemplateDoc } from '../core/types';
+import type { HostCall } from '../core/project/files';
+import type { TemplateBinding } from '../core/project';
+import { assembleBound, bindTemplate, classifyFile, finish, readTemplate, toAssembleInput } from '../core/project';
+import { recordingHost, sameAnswers } from '../core/project/files';
+import { BoundedCache } from '../core/cache';
 import { ContextLensError } from './errors';
-
-/** The tokenizer the core falls back to when neither the config nor the model names one (analyze.ts). */
-const FALLBACK_TOKENIZER = 'o200k_base';
 
 export interface PrepareOptions {
   model?: string;
@@ -35,6 +28,8 @@ export interface PrepareOptions {
 
 export interface Prepared {
   path: string;
+  /** The one setup every assembly of this template starts from (src/core/project/bind.ts). */
+  binding: TemplateBinding;
   template: TemplateDoc;
   /** The assembly input without fixture and reference time. */
   base: Omit<AssembleInput, 'fixture' | 'now'>;
@@ -44,7 +39,7 @@ export interface Prepared {
   zeroConfig: boolean;
   model?: ModelInfo;
   modelName?: string;
-  /** Findings of the template, its config and budget without any values (analyzeTemplate with no fixture). */
+  /** Findings of the template, its config, budget and partials without any values. */
   findings: Finding[];
   /** Declared version: the config's `version`, else the front matter's `version`. */
   declaredVersion?: string;
@@ -52,41 +47,9 @@ export interface Prepared {
   costConfigPath?: string;
 }
 
-type Read = { op: 'readFile' | 'size'; path: string; result: string | number | undefined };
-
-function recording(host: FileHost, reads: Read[]): FileHost {
-  const rec: FileHost = {
-    get roots() {
-      return host.roots;
-    },
-    readFile(p: string) {
-      const result = host.readFile(p);
-      reads.push({ op: 'readFile', path: p, result });
-      return result;
-    },
-    size(p: string) {
-      const result = host.size(p);
-      reads.push({ op: 'size', path: p, result });
-      return result;
-    },
-    glob(dir: string, pattern: string) {
-      return host.glob(dir, pattern);
-    },
-  };
-  // A host over a file system with links resolves them, so the workspace gate sees where a link leads.
-  const realPath = (host as { realPath?: (p: string) => string | undefined }).realPath;
-  if (realPath) (rec as unknown as Record<string, unknown>).realPath = (p: string) => realPath.call(host, p);
-  return rec;
-}
-
-function unchanged(host: FileHost, reads: readonly Read[]): boolean {
-  for (const r of reads) if ((r.op === 'readFile' ? host.readFile(r.path) : host.size(r.path)) !== r.result) return false;
-  return true;
-}
-
 /** Prepared bindings by template path and options, validated by replaying their reads. */
 export class PreparedCache {
-  private readonly map = new Map<string, { reads: Read[]; value: Prepared; checked: number }>();
+  private readonly cache: BoundedCache<string, { calls: HostCall[]; value: Prepared; checked: number }>;
   /**
    * @param freshMs A binding checked against the disk this recently is used without checking again
    *   (0, the library's default: every call re-reads; the service allows a short window, so an edit
@@ -94,88 +57,56 @@ export class PreparedCache {
    */
   constructor(
     private readonly host: FileHost,
-    private readonly limit = 256,
+    limit = 256,
     private readonly freshMs = 0,
-  ) {}
+  ) {
+    this.cache = new BoundedCache(limit);
+  }
 
   get(path: string, options: PrepareOptions): Prepared {
     const key = JSON.stringify([path, options.model ?? null, options.defaultModel ?? null, options.severities ?? null]);
-    const hit = this.map.get(key);
+    const hit = this.cache.get(key);
     const now = this.freshMs > 0 ? Date.now() : 0;
-    if (hit && ((this.freshMs > 0 && now - hit.checked < this.freshMs) || unchanged(this.host, hit.reads))) {
+    if (hit && ((this.freshMs > 0 && now - hit.checked < this.freshMs) || sameAnswers(this.host, hit.calls))) {
       if (this.freshMs > 0 && now - hit.checked >= this.freshMs) hit.checked = now;
-      this.map.delete(key);
-      this.map.set(key, hit);
       return hit.value;
     }
-    const reads: Read[] = [];
-    const value = prepare(recording(this.host, reads), this.host, path, options);
-    this.map.delete(key);
-    this.map.set(key, { reads, value, checked: this.freshMs > 0 ? Date.now() : 0 });
-    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as string);
+    const calls: HostCall[] = [];
+    const value = prepare(recordingHost(this.host, calls), path, options);
+    this.cache.set(key, { calls, value, checked: now });
     return value;
   }
 }
 
 /**
- * Binds a template. `rec` records the reads that decide the binding; `host` (not recorded) is used
- * for the findings, which also look at fixtures and would otherwise make every request re-read them.
+ * Binds a template for the library: the project layer's binding (src/core/project/bind.ts), with
+ * the library's errors for a path that is not a template or a config that cannot be used.
  */
-export function prepare(rec: FileHost, host: FileHost, path: string, options: PrepareOptions): Prepared {
+export function prepare(host: FileHost, path: string, options: PrepareOptions): Prepared {
   if (classifyFile(path) !== 'template') throw new ContextLensError('not-a-template', `'${path}' is not a template (.prompt or .prompty)`);
-  const text = rec.readFile(path);
-  if (text === undefined) throw new ContextLensError('not-found', `Template '${path}' does not exist`);
-  const template = parseTemplate(path, text);
-  const binding = bindConfig(rec, template);
-  const cfgDoc = binding.config?.doc;
-  const config = cfgDoc?.config;
-  const analysis = analyzeTemplate(host, path, { model: options.model, defaultModel: options.defaultModel, severities: options.severities, autoFixture: false });
-  const findings = analysis?.findings ?? [];
-  if (binding.config && !config) {
+  const template = readTemplate(host, path);
+  if (template === undefined) throw new ContextLensError('not-found', `Template '${path}' does not exist`);
+  const binding = bindTemplate(host, template, options);
+  const findings = finish([...binding.findings, ...binding.partials.findings], binding.zeroConfig ? undefined : binding.effective, options.severities);
+  if (!binding.usable) {
     throw new ContextLensError('config-invalid', `The context config of '${path}' cannot be used: ${findings.filter((f) => f.severity === 'error').map((f) => f.message).join(' ') || 'it is not a mapping'}`, findings);
   }
-  // Model: explicit option, then the template's front matter, then the config, then the default (as analyzeTemplate).
-  const settings = requestSettings(template);
-  const modelName = options.model ?? settings.model ?? config?.model ?? options.defaultModel;
-  const model = modelName ? resolveModel(modelName, config?.models) : undefined;
-  const tokenizer = getTokenizer(config?.tokenizer ?? model?.tokenizer ?? FALLBACK_TOKENIZER) ?? getTokenizer(FALLBACK_TOKENIZER)!;
-  const zero = !config;
-  const effective: ContextConfig =
-    config ??
-    ContextConfigSchema.parse({
-      output: settings.maxOutput ?? model?.maxOutput ?? 0,
-      ...(model || !modelName ? {} : { window: 128_000 }),
-    });
-  const partials = readPartials(rec, template);
-  // Prompty's prepare() hoists the template's sample under the inputs of every run (as analyzeTemplate).
-  const sample = sampleFixture(rec, template);
-  const base: Prepared['base'] = {
-    template,
-    config: effective,
-    ...(binding.config ? { configPath: binding.config.inline ? undefined : binding.config.path, configText: cfgDoc!.text, configDoc: cfgDoc } : {}),
-    tokenizer,
-    model,
-    modelName,
-    render: { partials: partials.sources, defaults: template.format === 'prompty' ? { ...templateDefaults(template), ...sample.values } : templateDefaults(template), escape: !zero },
-    ...(zero ? { zeroConfig: true } : {}),
-  };
-  const fmVersion = template.frontMatter?.data.version;
-  const declared = effective.version ?? (typeof fmVersion === 'string' || typeof fmVersion === 'number' ? fmVersion : undefined);
   return {
     path,
+    binding,
     template,
-    base,
-    config: effective,
-    zeroConfig: zero,
-    model,
-    modelName,
+    base: toAssembleInput(binding, undefined),
+    config: binding.effective,
+    zeroConfig: !!binding.zeroConfig,
+    model: binding.model.info,
+    modelName: binding.model.name,
     findings,
-    ...(declared !== undefined ? { declaredVersion: String(declared) } : {}),
-    ...(binding.config && !binding.config.inline ? { costConfigPath: binding.config.path } : {}),
+    ...(binding.declaredVersion !== undefined ? { declaredVersion: binding.declaredVersion } : {}),
+    ...(binding.costConfigPath !== undefined ? { costConfigPath: binding.costConfigPath } : {}),
   };
 }
 
-/** What analyzeTemplate does with an assembly before any front end sees it: the request's cost at its model's price. */
-export function finishAssembly(prep: Prepared, result: AssemblyResult, config: ContextConfig = prep.config): AssemblyResult {
-  return withCost(result, config, prep.costConfigPath);
+/** One assembly of a prepared template: the call's config (filters, `now`, input cap) over the file's, with the request's cost. */
+export function assemblePrepared(prep: Prepared, fixture: AssembleInput['fixture'], config: ContextConfig, now?: string): AssemblyResult {
+  return assembleBound(prep.binding, fixture, config, { sameDocument: true, ...(now !== undefined ? { now } : {}) });
 }

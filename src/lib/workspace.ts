@@ -10,7 +10,6 @@ import type { ContextConfig, SeveritySetting, Filters } from '../core/config/sch
 import type { AssemblyResult, BudgetReport, Finding, FixtureDoc, RenderedMessage, SlotKind, Trace } from '../core/types';
 import type { CacheControl, Provider, ProviderBody, ToolDefinition } from '../core/export';
 import { analyzeConfig, analyzeTemplate, checkFiles, classifyFile, dedupe } from '../core/analyze';
-import { assemble as assembleCore } from '../core/assembly';
 import { FiltersSchema } from '../core/config/schema';
 import { PROVIDERS, toProviderRequest } from '../core/export';
 import { resolveFixtureFiles } from '../core/fixture';
@@ -23,8 +22,9 @@ import { getTokenizer, listTokenizers } from '../core/tokens';
 import { DiskFileHost, toPosix } from '../node/fileHost';
 import { ContextLensError } from './errors';
 import { toolsOf } from './evidence';
-import { PreparedCache, finishAssembly } from './prepare';
+import { PreparedCache, assemblePrepared } from './prepare';
 import type { Prepared } from './prepare';
+import { countsExact } from '../core/tokens/exact';
 
 export interface WorkspaceOptions {
   /** More folders whose files references may reach (the workspace folder is always one). */
@@ -140,7 +140,7 @@ export function count(text: string, options: CountOptions = {}): CountResult {
   const name = options.tokenizer ?? model?.tokenizer ?? 'o200k_base';
   const tokenizer = getTokenizer(name);
   if (!tokenizer) throw new ContextLensError('unknown-tokenizer', `Unknown tokenizer '${name}' (known: ${listTokenizers().join(', ')})`);
-  return { tokens: tokenizer.count(text), tokenizer: tokenizer.name, exact: tokenizer.exact && (model ? model.exact : true) };
+  return { tokens: tokenizer.count(text), tokenizer: tokenizer.name, exact: countsExact(tokenizer, model) };
 }
 
 export class Workspace {
@@ -256,7 +256,7 @@ export class Workspace {
     const filters = { ...stripUndefined(options.filters ?? {}), ...(options.now !== undefined ? { now: options.now } : {}) };
     if (Object.keys(filters).length || options.filters !== undefined) config = { ...config, filters: FiltersSchema.parse({ ...config.filters, ...filters }) };
     if (options.maxInputTokens !== undefined) config = capInput(config, prep, options.maxInputTokens);
-    return { result: finishAssembly(prep, assembleCore({ ...prep.base, config, fixture, ...(options.now !== undefined ? { now: options.now } : {}) }), config), config };
+    return { result: assemblePrepared(prep, fixture, config, options.now), config };
   }
 
   /** Findings of every template (with each of its fixtures), config and fixture under the paths (default: the workspace), as `ctxlens check`. */

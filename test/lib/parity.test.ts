@@ -13,11 +13,10 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeTemplate } from '../../src/core/analyze';
-import { assemble } from '../../src/core/assembly';
 import { formatRequest, toOpenAI } from '../../src/core/export';
 import type { AssemblyResult, Trace } from '../../src/core/types';
 import { DiskFileHost } from '../../src/node/fileHost';
-import { finishAssembly, prepare } from '../../src/lib/prepare';
+import { assemblePrepared, prepare } from '../../src/lib/prepare';
 import { relativeTrace } from '../../src/service/context';
 import { AssembleRequest, PreviewRequest } from '../../src/protocol/lsp';
 import { LspClient, REPO, ensureBuilt, uriOf } from '../lsp/harness';
@@ -171,8 +170,8 @@ describe('examples/: library, CLI and language server give the same bytes', () =
   for (const p of pairs) {
     it(`the library's own binding equals the analysis: ${path.relative(EXAMPLES, p.template)} with ${p.name}`, () => {
       const a = analyzeTemplate(host, p.template, { fixture: p.fixture })!;
-      const prep = prepare(host, host, p.template, {});
-      const mine = finishAssembly(prep, assemble({ ...prep.base, fixture: a.fixture }));
+      const prep = prepare(host, p.template, {});
+      const mine = assemblePrepared(prep, a.fixture, prep.config);
       expect(JSON.stringify(mine.trace)).toBe(JSON.stringify(a.assembly!.trace));
       expect(JSON.stringify(mine.messages)).toBe(JSON.stringify(a.assembly!.messages));
       expect(mine.findings).toEqual(a.assembly!.findings);

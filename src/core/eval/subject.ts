@@ -9,21 +9,21 @@ import type { FileHost } from '../host';
 import type { ContextConfig } from '../config/schema';
 import type { AssemblyResult, ConfigDoc, FixtureDoc, FixtureItem, FixtureValue, ModelInfo, TemplateDoc, Tokenizer } from '../types';
 import type { TemplateAnalysis } from '../analyze';
+import type { TemplateBinding } from '../project';
 import type { RenderOptions } from '../assembly';
 import { stringify } from 'yaml';
 import { analyzeTemplate } from '../analyze';
-import { assemble } from '../assembly';
+import { assembleBound } from '../project';
 import { ContextConfigSchema } from '../config/schema';
 import { parseFixture, resolveFixtureFiles } from '../fixture';
-import { readPartials } from '../partials';
-import { runtimeDefaults, sampleFixture, SAMPLE_FIXTURE } from '../sample';
-import { getTokenizer } from '../tokens';
+import { SAMPLE_FIXTURE } from '../sample';
 import { isInside, resolveInWorkspace } from '../paths';
-import { withCost } from '../cost';
 
 export interface Subject {
   path: string;
   analysis: TemplateAnalysis;
+  /** The analysis's binding: the one setup every assembly of the template starts from. */
+  binding: TemplateBinding;
   template: TemplateDoc;
   config: ContextConfig;
   configPath?: string;
@@ -57,25 +57,24 @@ export function subjectFromAnalysis(host: FileHost, analysis: TemplateAnalysis, 
   }
   const config = analysis.zeroConfig?.config ?? analysis.config?.doc.config;
   if (!config) return { error: `${path} has no usable context config` };
-  const tokenizer = getTokenizer(analysis.tokenizer.name);
-  if (!tokenizer) return { error: `unknown tokenizer ${analysis.tokenizer.name}` };
-  const binding = analysis.config;
-  const partials = readPartials(host, analysis.template);
+  const binding = analysis.binding;
+  if (!binding) return { error: `${path} was not analysed in full` };
   const subject: Subject = {
     path,
     analysis,
+    binding,
     template: analysis.template,
     config,
-    tokenizer,
+    tokenizer: binding.tokenizer,
     model: analysis.model,
     modelName: analysis.model?.name ?? options.model ?? analysis.assembly.trace.model,
-    render: { partials: partials.sources, defaults: runtimeDefaults(analysis.template, sampleFixture(host, analysis.template)), escape: !analysis.zeroConfig },
+    render: binding.render,
     messageOverhead: config.overhead?.message ?? analysis.model?.messageOverhead ?? 0,
   };
-  if (binding) {
-    if (!binding.inline) subject.configPath = binding.path;
-    subject.configText = binding.doc.text;
-    subject.configDoc = binding.doc;
+  if (binding.config) {
+    if (!binding.config.inline) subject.configPath = binding.config.path;
+    subject.configText = binding.config.doc.text;
+    subject.configDoc = binding.config.doc;
   }
   return { subject };
 }
@@ -86,22 +85,7 @@ export function subjectFromAnalysis(host: FileHost, analysis: TemplateAnalysis, 
  * located as the editor locates them; a transformed config is hashed as canonical JSON.
  */
 export function assembleWith(subject: Subject, fixture: FixtureDoc | undefined, config: ContextConfig = subject.config): AssemblyResult {
-  const same = config === subject.config;
-  const result = assemble({
-    template: subject.template,
-    config,
-    ...(same && subject.configDoc ? { configText: subject.configText, configDoc: subject.configDoc } : {}),
-    ...(subject.configPath !== undefined ? { configPath: subject.configPath } : {}),
-    fixture,
-    tokenizer: subject.tokenizer,
-    model: subject.model,
-    modelName: subject.modelName,
-    exact: subject.analysis.tokenizer.exact,
-    render: subject.render,
-    // A template without a config is assembled as the analysis assembles it (its trace names no config).
-    ...(subject.analysis.zeroConfig ? { zeroConfig: true } : {}),
-  });
-  return withCost(result, config, subject.configPath);
+  return assembleBound(subject.binding, fixture, config);
 }
 
 /** A config patched with a partial config (deep merge of mappings; lists and scalars replace), validated. */

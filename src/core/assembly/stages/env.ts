@@ -9,6 +9,7 @@ import type { RenderOptions } from '../render';
 import type { FindingContext } from '../findings';
 import { computeBudget, formatTokens as fmt, modelFromConfig } from '../../budget';
 import { sha256 } from '../sha256';
+import { countsExact } from '../../tokens/exact';
 
 export interface AssembleInput {
   template: TemplateDoc;
@@ -67,7 +68,7 @@ export function prepare(input: AssembleInput): PipelineEnv {
   // The caller resolves the model from the registry; a model defined only in the config's own
   // `models` is read from there.
   const model = input.model ?? modelFromConfig(config);
-  const exact = input.exact ?? (tokenizer.exact && (model ? model.exact || !!config.tokenizer : true) && !(input.modelName && !model));
+  const exact = input.exact ?? countsExact(tokenizer, model, { configTokenizer: !!config.tokenizer, unknownModel: !!input.modelName && !model });
   const budget = computeBudget(config, { model, tokenizer: { name: tokenizer.name, exact } });
   const shaCache = new Map<string, string>();
   const hash = (t: string): string => {

@@ -1,0 +1,305 @@
+/**
+ * The analysis of one file, for every front end (diagnostics, lenses, hovers, the preview, `ctxlens
+ * check`). A template's analysis reads as its stages: bind (bind.ts: config, model, tokenizer,
+ * budget, the rules that need no values) → fixture (choose, read, scan) → assemble → summary.
+ */
+import type { FileHost } from '../host';
+import type { ContextConfig, SeveritySetting } from '../config/schema';
+import type { AssemblyResult, BudgetReport, ConfigDoc, Finding, FixtureDoc, ModelInfo, SlotKind, Span, TemplateDoc, Trust } from '../types';
+import type { TemplateBinding } from './bind';
+import { fixtureName, resolveFixtureFiles } from '../fixture';
+import { budgetFindings, computeBudget } from '../budget';
+import { withRemainder } from '../assembly';
+import { applySeverities } from '../rules/registry';
+import { configRules } from '../rules/templateRules';
+import { fixtureTemplateUnresolved, fixtureTooLarge, requiredMissing } from '../rules/projectRules';
+import { scanHiddenCharacters, scanSecrets } from '../text/scan';
+import { SAMPLE_FIXTURE, samplePath } from '../sample';
+import { assembleBound, bindModel, bindTemplate } from './bind';
+import { DEFAULT_MAX_FILE_SIZE, append, classifyFile, fixtureHead, readConfig, readFixture, readTemplate, resolveFixture, scanFixture, tooLarge } from './files';
+import { fixturesFor, pickFixture, templateForFixture, templatesUsing } from './lookup';
+
+export interface AnalyzeOptions {
+  /** Fixture path or name to use; default: the first fixture that matches the template. */
+  fixture?: string;
+  /** Model name overriding the config's (editor setting or CLI flag). */
+  model?: string;
+  /** Model used when neither the option, the template nor the config names one. */
+  defaultModel?: string;
+  /** When false, no fixture is chosen unless `fixture` names one (editor setting fixture.autoSelect). */
+  autoFixture?: boolean;
+  /** Severity overrides from the editor settings (applied after the config's `rules`). */
+  severities?: Record<string, SeveritySetting>;
+  /** Files larger than this (bytes) are not tokenized or assembled; a finding says so. */
+  maxFileSize?: number;
+}
+
+export interface SlotSummary {
+  name: string;
+  kind: SlotKind;
+  trust?: Trust;
+  required: boolean;
+  /** Resolved budget in tokens. */
+  budget?: number;
+  /** Tokens of the slot's packed content from the active fixture (0 without a fixture). */
+  tokens: number;
+  kept: number;
+  total: number;
+  /** First use in the template, where its code lens goes. */
+  firstUse?: Span;
+  /** The slot's entry in the config file. */
+  configSpan?: Span;
+}
+
+export interface TemplateAnalysis {
+  kind: 'template';
+  path: string;
+  template: TemplateDoc;
+  config?: { path: string; inline: boolean; doc: ConfigDoc };
+  fixtures: Array<{ path: string; name: string }>;
+  fixture?: FixtureDoc;
+  model?: ModelInfo;
+  tokenizer: { name: string; exact: boolean };
+  budget?: BudgetReport;
+  assembly?: AssemblyResult;
+  slots: SlotSummary[];
+  /** Findings on any file involved (each carries its own path). */
+  findings: Finding[];
+  /** Every file read for this analysis (config, fixtures, file references): re-analyse when one changes. */
+  dependencies: string[];
+  /** Set when no context config applies: the request comes from the front matter, the registry and the sample. */
+  zeroConfig?: { config: ContextConfig; maxOutput?: number };
+  /** The setup every assembly of this template starts from (eval, diff and the preview's variants reuse it); absent in a light analysis. */
+  binding?: TemplateBinding;
+}
+
+export interface ConfigAnalysis {
+  kind: 'config';
+  path: string;
+  doc: ConfigDoc;
+  budget?: BudgetReport;
+  model?: ModelInfo;
+  tokenizer: { name: string; exact: boolean };
+  /** Templates bound to this config. */
+  templates: string[];
+  findings: Finding[];
+  dependencies: string[];
+}
+
+export interface FixtureAnalysis {
+  kind: 'fixture';
+  path: string;
+  doc: FixtureDoc;
+  /** The template this fixture feeds, and its analysis with this fixture active. */
+  template?: TemplateAnalysis;
+  findings: Finding[];
+  dependencies: string[];
+}
+
+export type Analysis = TemplateAnalysis | ConfigAnalysis | FixtureAnalysis;
+
+/** Severity overrides (config, then editor), and one finding per place and message. */
+export function finish(findings: Finding[], config: ContextConfig | undefined, severities: AnalyzeOptions['severities']): Finding[] {
+  return dedupe(applySeverities(findings, config?.rules, severities));
+}
+
+export function dedupe(findings: Finding[]): Finding[] {
+  const seen = new Set<string>();
+  const out: Finding[] = [];
+  for (const f of findings) {
+    const key = `${f.path}\u0000${f.rule}\u0000${f.span.start}\u0000${f.span.end}\u0000${f.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(f);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Template analysis: bind → fixture → assemble → summary
+// ---------------------------------------------------------------------------
+
+export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOptions = {}): TemplateAnalysis | undefined {
+  const template = readTemplate(host, path);
+  if (!template) return undefined;
+  const b = bindTemplate(host, template, options);
+  const findings = [...b.findings];
+  const dependencies = [...b.dependencies];
+  const analysis: TemplateAnalysis = {
+    kind: 'template',
+    path,
+    template,
+    config: b.config,
+    fixtures: [],
+    model: b.model.info,
+    tokenizer: { name: b.tokenizer.name, exact: b.exact },
+    slots: [],
+    findings,
+    dependencies,
+    binding: b,
+  };
+  if (!b.usable) {
+    analysis.findings = finish(findings, undefined, options.severities);
+    return analysis;
+  }
+  if (b.zeroConfig) analysis.zeroConfig = b.zeroConfig;
+  analysis.budget = b.budget;
+
+  const chosen = chooseFixture(host, b, options);
+  analysis.fixtures = chosen.fixtures;
+  append(dependencies, chosen.dependencies);
+  append(findings, chosen.findings);
+  const fixture = chosen.fixture;
+  analysis.fixture = fixture;
+
+  append(findings, b.partials.findings);
+  append(dependencies, b.partials.dependencies);
+  const assembly = assembleBound(b, fixture);
+  analysis.assembly = assembly;
+  // Engine findings (unsupported constructs) speak without a fixture too; content findings need one.
+  if (fixture) append(findings, assembly.findings);
+  else append(findings, assembly.findings.filter((f) => f.rule === 'unsupported-feature' || f.rule === 'template-invalid'));
+  analysis.slots = slotSummaries(b, assembly, fixture);
+  analysis.findings = finish(findings, b.zeroConfig ? undefined : b.effective, options.severities);
+  return analysis;
+}
+
+/** The template's fixtures (its sample first) and the one this analysis uses, read, resolved and scanned. */
+function chooseFixture(host: FileHost, b: TemplateBinding, options: AnalyzeOptions): { fixtures: TemplateAnalysis['fixtures']; fixture?: FixtureDoc; findings: Finding[]; dependencies: string[] } {
+  const path = b.template.path;
+  const findings: Finding[] = [];
+  const fixturePaths = fixturesFor(host, path, b.config?.path, b.config?.doc.config);
+  const dependencies = [...fixturePaths];
+  const sample = b.sample;
+  const fixtures = [
+    ...(sample.fixture ? [{ path: samplePath(path), name: SAMPLE_FIXTURE }] : []),
+    ...fixturePaths.map((p) => ({ path: p, name: (tooLarge(host, p, options.maxFileSize) === undefined ? fixtureHead(host, p)?.name : undefined) ?? fixtureName(p) })),
+  ];
+  const wantsSample = options.fixture === SAMPLE_FIXTURE || options.fixture === samplePath(path);
+  // The template's own sample is the first fixture; an explicitly named fixture file wins.
+  const active = wantsSample ? undefined : pickFixture(host, fixturePaths, options.fixture, options.autoFixture !== false && !sample.fixture);
+  let fixture: FixtureDoc | undefined;
+  if (sample.fixture && (wantsSample || (!active && options.autoFixture !== false))) fixture = sample.fixture;
+  if (active && !fixture) {
+    if (!fixturePaths.includes(active)) dependencies.push(active);
+    // The size check comes before parsing: a huge fixture must not stall the analysis.
+    const big = tooLarge(host, active, options.maxFileSize);
+    const raw = big === undefined ? readFixture(host, active) : undefined;
+    if (big !== undefined) findings.push(fixtureTooLarge(active, big, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE));
+    else if (raw) {
+      const resolved = resolveFixture(raw, host);
+      fixture = resolved.doc;
+      append(dependencies, resolved.dependencies);
+      append(findings, fixture.findings, scanFixture(host, fixture));
+      if (b.config && !b.zeroConfig) append(findings, requiredMissing(fixture, b.effective, b.config.doc));
+    }
+  }
+  return { fixtures, ...(fixture ? { fixture } : {}), findings, dependencies };
+}
+
+/** One summary per slot: every slot the config declares, or without a config every slot the template uses. */
+function slotSummaries(b: TemplateBinding, assembly: AssemblyResult, fixture: FixtureDoc | undefined): SlotSummary[] {
+  const firstUse = new Map<string, Span>();
+  for (const u of b.template.uses) if (!firstUse.has(u.slot)) firstUse.set(u.slot, u.span);
+  const traceSlots = new Map(assembly.trace.slots.map((s) => [s.name, s]));
+  if (b.zeroConfig) {
+    // Without a config, each slot is counted from the rendered request.
+    const attributed = new Map<string, string[]>();
+    for (const m of assembly.messages) for (const p of m.parts) if (p.slot !== undefined) attributed.set(p.slot, [...(attributed.get(p.slot) ?? []), p.text]);
+    return [...firstUse.keys()].map((name) => {
+      const t = traceSlots.get(name);
+      return {
+        name,
+        kind: t?.kind ?? 'other',
+        required: false,
+        tokens: fixture ? (attributed.get(name) ?? []).reduce((n, text) => n + b.tokenizer.count(text), 0) : 0,
+        kept: fixture ? (t?.kept ?? 0) : 0,
+        total: fixture ? (t?.total ?? 0) : 0,
+        firstUse: firstUse.get(name),
+      };
+    });
+  }
+  const budgets = new Map((b.budget?.slots ?? []).map((s) => [s.name, s.budget]));
+  const doc = b.config!.doc;
+  return Object.entries(b.effective.slots).map(([name, s]) => {
+    const t = traceSlots.get(name);
+    return {
+      name,
+      kind: s.kind,
+      trust: s.trust,
+      required: s.required,
+      budget: budgets.get(name),
+      tokens: fixture ? (t?.used ?? 0) : 0,
+      kept: fixture ? (t?.kept ?? 0) : 0,
+      total: fixture ? (t?.total ?? 0) : 0,
+      firstUse: firstUse.get(name),
+      configSpan: b.config!.inline ? undefined : doc.keySpan(['slots', name]),
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Config and fixture analysis
+// ---------------------------------------------------------------------------
+
+export function analyzeConfig(host: FileHost, path: string, options: AnalyzeOptions = {}): ConfigAnalysis | undefined {
+  const doc = readConfig(host, path);
+  if (!doc) return undefined;
+  const findings: Finding[] = [...doc.findings, ...scanHiddenCharacters(path, doc.text), ...scanSecrets(path, doc.text)];
+  const config = doc.config;
+  const bound = bindModel(
+    config,
+    options.model ?? config?.model ?? options.defaultModel,
+    () => ({ path, span: doc.valueSpan(['model']) ?? { start: 0, end: 0 } }),
+    () => ({ path, span: doc.valueSpan(['tokenizer']) ?? { start: 0, end: 0 } }),
+    true,
+  );
+  append(findings, bound.findings);
+  const tokenizer = { name: bound.tokenizer.name, exact: bound.exact };
+  let budget: BudgetReport | undefined;
+  if (config) {
+    budget = withRemainder(computeBudget(config, { model: bound.model.info, tokenizer }), config);
+    append(findings, budgetFindings(budget, doc, bound.model.info));
+  }
+  const templatesBound = templatesUsing(host, path);
+  // A config no template uses yet still gets every rule that needs no template.
+  if (doc.config && !templatesBound.length && !doc.findings.some((f) => f.rule === 'config-invalid')) append(findings, configRules(doc));
+  return {
+    kind: 'config',
+    path,
+    doc,
+    budget,
+    model: bound.model.info,
+    tokenizer,
+    templates: templatesBound,
+    findings: finish(findings, config, options.severities),
+    dependencies: templatesBound,
+  };
+}
+
+export function analyzeFixture(host: FileHost, path: string, options: AnalyzeOptions = {}): FixtureAnalysis | undefined {
+  const doc = readFixture(host, path);
+  if (!doc) return undefined;
+  const templatePath = templateForFixture(host, path, doc);
+  if (doc.template && !templatePath) {
+    return { kind: 'fixture', path, doc, findings: finish([...doc.findings, fixtureTemplateUnresolved(doc)], undefined, options.severities), dependencies: [] };
+  }
+  const template = templatePath ? analyzeTemplate(host, templatePath, { ...options, fixture: path }) : undefined;
+  const own = template
+    ? template.findings.filter((f) => f.path === path || (template.fixture?.path === path && f.path !== templatePath && f.path !== template.config?.path))
+    : finish([...doc.findings, ...scanFixture(host, resolveFixtureFiles(doc, host).doc)], undefined, options.severities);
+  return { kind: 'fixture', path, doc, template, findings: own, dependencies: template ? [templatePath!, ...template.dependencies] : [] };
+}
+
+export function analyzeFile(host: FileHost, path: string, options: AnalyzeOptions = {}): Analysis | undefined {
+  switch (classifyFile(path)) {
+    case 'template':
+      return analyzeTemplate(host, path, options);
+    case 'config':
+      return analyzeConfig(host, path, options);
+    case 'fixture':
+      return analyzeFixture(host, path, options);
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * One setup for every assembly. `bindTemplate` binds a parsed template to everything an assembly
+ * needs except its values — the context config (or the zero-config defaults), the model, the
+ * tokenizer and whether its counts are exact, the budget, the template's sample and defaults, its
+ * partials — and `toAssembleInput` turns a binding and a fixture into the assembly's input. The
+ * editor analysis, the CLI, the library, `eval`/`diff` and the service all call these two, and
+ * `assembleBound` adds the request's cost in the one place it is added.
+ */
+import type { FileHost } from '../host';
+import type { ContextConfig } from '../config/schema';
+import type { AssembleInput, RenderOptions } from '../assembly';
+import type { AssemblyResult, BudgetReport, ConfigDoc, Finding, FixtureDoc, ModelInfo, Span, TemplateDoc, Tokenizer } from '../types';
+import type { SampleResult } from '../sample';
+import type { Partials } from '../partials';
+import { parseInlineConfig } from '../config/parse';
+import { ContextConfigSchema } from '../config/schema';
+import { resolveInWorkspace } from '../paths';
+import { getTokenizer } from '../tokens';
+import { countsExact } from '../tokens/exact';
+import { resolveModel } from '../models';
+import { budgetFindings, computeBudget } from '../budget';
+import { assemble, withRemainder } from '../assembly';
+import { configRules, templateRules } from '../rules/templateRules';
+import { configMissing, configReference, configUnresolved, tokenizerEstimate, unknownModel, unknownTokenizer, unresolvedModel } from '../rules/projectRules';
+import { requestSettings, runtimeDefaults, sampleFixture } from '../sample';
+import { readPartials } from '../partials';
+import { withCost } from '../cost';
+import { cachePrefixFindings } from '../prefix';
+import { scanHiddenCharacters, scanSecrets } from '../text/scan';
+import { append, readConfig, scanConfig } from './files';
+
+/** The tokenizer counts fall back to when neither the config nor the model names one. */
+export const FALLBACK_TOKENIZER = 'o200k_base';
+
+export interface BindOptions {
+  /** Model name overriding the config's (editor setting or CLI flag). */
+  model?: string;
+  /** Model used when neither the option, the template nor the config names one. */
+  defaultModel?: string;
+}
+
+/** Where a template's config comes from. */
+export interface ConfigBinding {
+  config?: { path: string; inline: boolean; doc: ConfigDoc };
+  findings: Finding[];
+  dependencies: string[];
+}
+
+/** A template bound for assembly: everything but the values. */
+export interface TemplateBinding {
+  template: TemplateDoc;
+  /** The config file (or inline config) the template binds to, when there is one. */
+  config?: { path: string; inline: boolean; doc: ConfigDoc };
+  /** False when a config exists but cannot be used (invalid): its findings say why; nothing is assembled. */
+  usable: boolean;
+  /** The config the request is assembled with: the file's, or the zero-config defaults. */
+  effective: ContextConfig;
+  /** Set when no context config applies: the request comes from the front matter, the registry and the sample. */
+  zeroConfig?: { config: ContextConfig; maxOutput?: number };
+  model: { name?: string; info?: ModelInfo };
+  tokenizer: Tokenizer;
+  exact: boolean;
+  /** The budget equation with the history remainder (seed 000, 3.4); absent for an unusable config. */
+  budget?: BudgetReport;
+  /** The template's own sample data (Prompty `sample:`, input defaults). */
+  sample: SampleResult;
+  partials: Partials;
+  /** What the engine gets besides the values: partials, the runtime's defaults, escaping. */
+  render: RenderOptions;
+  /** The config file whose prices the request's cost is computed from. */
+  costConfigPath?: string;
+  /** Declared version: the config's `version`, else the front matter's `version`. */
+  declaredVersion?: string;
+  /** Findings of the template, its config, model, budget, sample and partials, without any values. */
+  findings: Finding[];
+  /** Every file read for the binding: re-bind when one changes. */
+  dependencies: string[];
+}
+
+/** Finds a template's config: front matter `context:` (path or inline), else `<name>.context.yaml` beside it. */
+export function bindConfig(host: FileHost, template: TemplateDoc): ConfigBinding {
+  const findings: Finding[] = [];
+  const dependencies: string[] = [];
+  const ctx = template.frontMatter?.context;
+  if (ctx && typeof ctx.value === 'object') {
+    const doc = parseInlineConfig(template.path, template.text, ctx.span);
+    return { config: { path: template.path, inline: true, doc }, findings, dependencies };
+  }
+  if (ctx && typeof ctx.value === 'string') {
+    const resolved = resolveInWorkspace(host, template.path, ctx.value);
+    if (!resolved.path) {
+      findings.push(configUnresolved(template, ctx.span, ctx.value, resolved.error));
+      return { findings, dependencies };
+    }
+    dependencies.push(resolved.path);
+    const doc = readConfig(host, resolved.path);
+    if (!doc) {
+      findings.push(configReference(template, ctx.span, ctx.value, 'does not exist'));
+      return { findings, dependencies };
+    }
+    return { config: { path: resolved.path, inline: false, doc }, findings, dependencies };
+  }
+  const stem = template.path.replace(/\.(prompt|prompty)$/i, '');
+  for (const candidate of [`${stem}.context.yaml`, `${stem}.context.yml`]) {
+    dependencies.push(candidate);
+    const doc = readConfig(host, candidate);
+    if (doc) return { config: { path: candidate, inline: false, doc }, findings, dependencies };
+  }
+  findings.push(configMissing(template, stem));
+  return { findings, dependencies };
+}
+
+/** Where a model finding goes: the template's `model:`, else the config's `model:`/`tokenizer:`, else the front matter. */
+function modelSpan(template: TemplateDoc, cfgDoc: ConfigDoc | undefined, explicitModel: boolean): { path: string; span: Span } {
+  if (!explicitModel && template.frontMatter?.model) return { path: template.path, span: template.frontMatter.model.span };
+  const s = cfgDoc?.valueSpan(['model']) ?? cfgDoc?.valueSpan(['tokenizer']);
+  if (cfgDoc && s && cfgDoc.path !== template.path) return { path: cfgDoc.path, span: s };
+  return { path: template.path, span: template.frontMatter?.span ?? { start: 0, end: 0 } };
+}
+
+/** The model, tokenizer and exactness a config (and the names asked for) gives, with the findings of a name or tokenizer that cannot be used. */
+export function bindModel(
+  config: ContextConfig | undefined,
+  name: string | undefined,
+  where: () => { path: string; span: Span },
+  tokenizerWhere: () => { path: string; span: Span } | undefined,
+  inConfig = false,
+): { model: { name?: string; info?: ModelInfo }; tokenizer: Tokenizer; exact: boolean; findings: Finding[] } {
+  const findings: Finding[] = [];
+  const info = name ? resolveModel(name, config?.models) : undefined;
+  if (name && !info && !config?.tokenizer) {
+    const at = where();
+    findings.push(unknownModel(at.path, at.span, name, FALLBACK_TOKENIZER, inConfig));
+  }
+  const tokenizerName = config?.tokenizer ?? info?.tokenizer ?? FALLBACK_TOKENIZER;
+  let tokenizer = getTokenizer(tokenizerName);
+  if (!tokenizer) {
+    const at = tokenizerWhere();
+    if (at) findings.push(unknownTokenizer(at.path, at.span, tokenizerName));
+    tokenizer = getTokenizer(FALLBACK_TOKENIZER)!;
+  }
+  const exact = countsExact(tokenizer, info, { configTokenizer: !!config?.tokenizer, unknownModel: !!name && !info });
+  return { model: { ...(name !== undefined ? { name } : {}), ...(info ? { info } : {}) }, tokenizer, exact, findings };
+}
+
+/** The config a template without one is assembled with: the front matter's output reserve, the registry's window. */
+function zeroConfigOf(maxOutput: number | undefined, model: { name?: string; info?: ModelInfo }): ContextConfig {
+  return ContextConfigSchema.parse({
+    output: maxOutput ?? model.info?.maxOutput ?? 0,
+    ...(model.info || !model.name ? {} : { window: 128_000 }),
+  });
+}
+
+/**
+ * Binds a parsed template. `host` is read for the config, the sample and the partials; pass a
+ * recording host to learn which reads decided the binding.
+ */
+export function bindTemplate(host: FileHost, template: TemplateDoc, options: BindOptions = {}): TemplateBinding {
+  const path = template.path;
+  const findings: Finding[] = [...template.findings];
+  append(findings, scanHiddenCharacters(path, template.text), scanSecrets(path, template.text));
+  const binding = bindConfig(host, template);
+  append(findings, binding.findings);
+  const dependencies = [...binding.dependencies];
+  const cfgDoc = binding.config?.doc;
+  const config = cfgDoc?.config;
+  if (cfgDoc && !binding.config?.inline) append(findings, cfgDoc.findings, scanConfig(cfgDoc));
+  else if (cfgDoc) append(findings, cfgDoc.findings);
+
+  // Model: explicit option, then template front matter, then config, then the editor default.
+  const settings = requestSettings(template);
+  if (settings.unresolved && !options.model && template.frontMatter?.model) {
+    findings.push(unresolvedModel(template, settings.unresolved, config?.model ?? options.defaultModel ?? `the ${FALLBACK_TOKENIZER} tokenizer`));
+  }
+  const modelName = options.model ?? settings.model ?? config?.model ?? options.defaultModel;
+  const bound = bindModel(
+    config,
+    modelName,
+    () => modelSpan(template, cfgDoc, !!options.model),
+    () => {
+      const span = cfgDoc?.valueSpan(['tokenizer']);
+      return cfgDoc && span ? { path: cfgDoc.path, span } : undefined;
+    },
+  );
+  append(findings, bound.findings);
+  const { model, tokenizer, exact } = bound;
+  if (!exact && config) {
+    const at = modelSpan(template, cfgDoc, !!options.model);
+    findings.push(tokenizerEstimate(at.path, at.span, tokenizer.name, model.name));
+  }
+
+  const usable = !(binding.config && (!config || !cfgDoc));
+  const zero = !config;
+  const effective = config ?? zeroConfigOf(settings.maxOutput, model);
+  const sample = sampleFixture(host, template);
+  const partials = readPartials(host, template);
+  const costConfigPath = binding.config && !binding.config.inline ? binding.config.path : undefined;
+  const fmVersion = template.frontMatter?.data.version;
+  const declared = effective.version ?? (typeof fmVersion === 'string' || typeof fmVersion === 'number' ? fmVersion : undefined);
+  const out: TemplateBinding = {
+    template,
+    ...(binding.config ? { config: binding.config } : {}),
+    usable,
+    effective,
+    ...(zero && usable ? { zeroConfig: { config: effective, ...(settings.maxOutput !== undefined ? { maxOutput: settings.maxOutput } : {}) } } : {}),
+    model,
+    tokenizer,
+    exact,
+    sample,
+    partials,
+    // Defaults under the fixture's values: dotprompt's input.default (as Genkit passes it); for Prompty the
+    // input defaults and the sample, which Prompty's prepare() hoists under the inputs of every run.
+    render: { partials: partials.sources, defaults: runtimeDefaults(template, sample), escape: !zero },
+    ...(costConfigPath !== undefined ? { costConfigPath } : {}),
+    ...(declared !== undefined ? { declaredVersion: String(declared) } : {}),
+    findings,
+    dependencies,
+  };
+  if (!usable) return out;
+
+  out.budget = withRemainder(computeBudget(effective, { model: model.info, tokenizer: { name: tokenizer.name, exact } }), effective);
+  if (cfgDoc) {
+    append(findings, budgetFindings(out.budget, cfgDoc, model.info));
+    append(findings, templateRules({ template, config: effective, configDoc: cfgDoc, inline: binding.config!.inline }));
+    append(findings, cachePrefixFindings(template, effective, cfgDoc));
+  }
+  append(findings, sample.findings);
+  append(dependencies, sample.dependencies);
+  return out;
+}
+
+/** Options of one assembly of a binding. */
+export interface AssembleExtra {
+  /** Reference time (ISO 8601) for expiry and recency. */
+  now?: string;
+  /**
+   * The config is the file's with call-time settings (the library's filters, `now`, input cap):
+   * the trace still names and hashes the file as written.
+   */
+  sameDocument?: boolean;
+}
+
+/**
+ * The assembly input of a binding with these values. `config` replaces the bound config (an
+ * ablation, a what-if, a call's filters); the config as written keeps its document, so findings
+ * are located as the editor locates them, and a transformed one is hashed as canonical JSON.
+ */
+export function toAssembleInput(b: TemplateBinding, fixture: FixtureDoc | undefined, config: ContextConfig = b.effective, extra: AssembleExtra = {}): AssembleInput {
+  const doc = b.config?.doc;
+  const same = config === b.effective || extra.sameDocument === true;
+  return {
+    template: b.template,
+    config,
+    ...(b.config ? { configPath: b.config.inline ? undefined : b.config.path } : {}),
+    ...(doc && same ? { configText: doc.text, configDoc: doc } : {}),
+    fixture,
+    tokenizer: b.tokenizer,
+    model: b.model.info,
+    modelName: b.model.name,
+    exact: b.exact,
+    render: b.render,
+    ...(b.zeroConfig ? { zeroConfig: true } : {}),
+    ...(extra.now !== undefined ? { now: extra.now } : {}),
+  };
+}
+
+/** Assembles a binding with these values, with the request's cost at its model's price on the trace. */
+export function assembleBound(b: TemplateBinding, fixture: FixtureDoc | undefined, config: ContextConfig = b.effective, extra: AssembleExtra = {}): AssemblyResult {
+  return withCost(assemble(toAssembleInput(b, fixture, config, extra)), config, b.costConfigPath);
+}
+
+/** Rules a config gets when no template uses it yet (re-exported for the config analysis). */
+export { configRules };
