@@ -26,6 +26,7 @@ import { evalCmd } from './eval';
 import { templateCachePrefix } from '../core/eval';
 import { variantsCmd } from './variants';
 import { diffCmd } from './diff';
+import { reportCmd } from './report';
 import { VERSION } from './version';
 import { countsExact } from '../core/tokens/exact';
 
@@ -44,6 +45,7 @@ Usage:
   ctxlens eval [files|dirs...] [--format text|json|html] [--out FILE] [--ablate] [--ablation ID]... [--model M] [--requests-per-day N]
   ctxlens variants <template> --move ID [--positions start,middle,end] [--fixture F] [--provider openai|anthropic] [--format json|jsonl|text] [--out DIR]
   ctxlens diff <template> [--fixture A [--fixture B]] [--model A [--model B]] [--budget SPEC [--budget SPEC]] [--format text|json]
+  ctxlens report --base REF [paths...] [--format text|json|markdown] [--out FILE] [--max-token-increase N|N%] [--max-cost-increase USD|N%] [--fail-on new-errors,dropped-required]
 
 Exit codes: 0 clean, 1 findings at error level (or a request that does not fit), 2 usage or internal error.
 `;
@@ -91,6 +93,8 @@ export function run(argv: string[], io: Io): number | Promise<number> {
         return variantsCmd(rest, io);
       case 'diff':
         return diffCmd(rest, io);
+      case 'report':
+        return reportCmd(rest, io);
       case '--version':
       case '-v':
         io.out(VERSION + '\n');

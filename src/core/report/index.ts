@@ -1,0 +1,4 @@
+/** The impact report of a change (`ctxlens report`): its schema, the comparison and the renderings. */
+export * from './schema';
+export * from './compare';
+export * from './render';
