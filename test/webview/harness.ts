@@ -14,14 +14,15 @@ import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { HostMessage, PersistedPreviewState, WebviewMessage } from '../../src/protocol/preview';
 import { previewHtml } from '../../src/webview/html';
-import { DARK_MODERN, LIGHT_MODERN, themeCss } from './theme';
+import { THEMES, themeCss } from './theme';
+import type { ThemeName } from './theme';
 
 const MEDIA_DIR = resolve(process.cwd(), 'dist', 'media');
 
 export interface HostServer {
   origin: string;
-  /** URL of the host page; `?theme=light` switches the theme variables. */
-  url(theme?: 'dark' | 'light'): string;
+  /** URL of the host page; `?theme=light` or `?theme=hc` switches the theme variables. */
+  url(theme?: ThemeName): string;
   close(): Promise<void>;
 }
 
@@ -35,10 +36,14 @@ export async function startHostServer(): Promise<HostServer> {
       const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       if (url.pathname === '/') {
         const nonce = randomBytes(18).toString('base64');
-        const theme = url.searchParams.get('theme') === 'light' ? LIGHT_MODERN : DARK_MODERN;
+        const name = url.searchParams.get('theme') ?? 'dark';
+        const theme = Object.hasOwn(THEMES, name) ? THEMES[name as ThemeName] : THEMES.dark;
         let html = previewHtml({ cspSource: origin, nonce, scriptUri: `${origin}/media/webview.js`, styleUri: `${origin}/media/webview.css` });
         // VS Code injects its theme variables into every webview; so does this host, under the nonce.
         html = html.replace('</head>', `<style nonce="${nonce}">\n${themeCss(theme)}</style>\n</head>`);
+        // VS Code marks the theme kind on <body>, which the panel's high-contrast rules key on.
+        const kind = name === 'hc' ? 'vscode-high-contrast' : name === 'light' ? 'vscode-light' : 'vscode-dark';
+        html = html.replace('<body>', `<body class="${kind}" data-vscode-theme-kind="${kind}">`);
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
         res.end(html);
         return;
@@ -94,7 +99,7 @@ export interface Panel {
 }
 
 export interface OpenOptions {
-  theme?: 'dark' | 'light';
+  theme?: ThemeName;
   viewport?: { width: number; height: number };
   /** What `getState()` returns, as after a reload of VS Code. */
   state?: PersistedPreviewState;

@@ -1,6 +1,6 @@
 /**
- * The subset of VS Code theme variables the preview uses, with the values of the Dark Modern and
- * Light Modern themes, so the host page looks like a real panel. VS Code sets these on <html> in
+ * The subset of VS Code theme variables the preview uses, with the values of the Dark Modern,
+ * Light Modern and Dark High Contrast themes, so the host page looks like a real panel. VS Code sets these on <html> in
  * every webview; the test host page sets them in a nonce'd <style>.
  */
 
@@ -85,6 +85,51 @@ export const LIGHT_MODERN: Record<string, string> = {
   'terminal-ansiCyan': '#0598bc',
   'terminal-ansiMagenta': '#bc05bc',
 };
+
+/**
+ * Dark High Contrast: the `hcDark` defaults of VS Code's colour registry (foreground #FFFFFF on
+ * black, contrast border #6FC3DF, focus border #F38518, warning #FFD370, error #F48771, link
+ * #21A6FF). Colours the registry leaves unset in this theme (button background, list hover) are
+ * left out, as VS Code leaves them out of a webview's variables, so the panel's own fallbacks show.
+ */
+export const HIGH_CONTRAST: Record<string, string> = {
+  ...Object.fromEntries(Object.entries(DARK_MODERN).filter(([k]) => !['button-background', 'button-hoverBackground', 'button-secondaryBackground', 'button-secondaryHoverBackground', 'list-hoverBackground'].includes(k))),
+  'editor-background': '#000000',
+  'editor-foreground': '#ffffff',
+  'editorWidget-background': '#0c141f',
+  'descriptionForeground': '#ffffffb3',
+  'panel-border': '#6fc3df',
+  'contrastBorder': '#6fc3df',
+  'contrastActiveBorder': '#f38518',
+  'focusBorder': '#f38518',
+  'textLink-foreground': '#21a6ff',
+  'textCodeBlock-background': '#000000',
+  'textPreformat-foreground': '#ffffff',
+  'errorForeground': '#f48771',
+  'editorWarning-foreground': '#ffd370',
+  'editorInfo-foreground': '#3794ff',
+  'button-foreground': '#ffffff',
+  'button-border': '#6fc3df',
+  'button-secondaryForeground': '#ffffff',
+  'dropdown-background': '#000000',
+  'dropdown-foreground': '#ffffff',
+  'dropdown-border': '#6fc3df',
+  'badge-background': '#000000',
+  'badge-foreground': '#ffffff',
+  'inputValidation-errorBackground': '#000000',
+  'charts-foreground': '#ffffff',
+  'charts-lines': '#ffffff80',
+  'charts-red': '#f48771',
+  'charts-blue': '#3794ff',
+  'charts-yellow': '#ffd370',
+  'charts-orange': '#ab5a00',
+  'charts-green': '#89d185',
+  'charts-purple': '#b180d7',
+};
+
+/** The themes the tests render in, by the name the host page takes (`?theme=`). */
+export const THEMES = { dark: DARK_MODERN, light: LIGHT_MODERN, hc: HIGH_CONTRAST } as const;
+export type ThemeName = keyof typeof THEMES;
 
 export function themeCss(vars: Record<string, string>): string {
   return `:root {\n${Object.entries(vars)

@@ -1,0 +1,86 @@
+/**
+ * Accessibility of the preview panel, with the server's real snapshots (test/webview/real.ts: the
+ * built language server over LSP on a fresh copy of examples/): axe-core's WCAG 2.1 A/AA rules
+ * over every state (each example, zero-config, compare by fixture, model and budget, what-if,
+ * what-if overflow, assembly failed, a 1 MB request, empty, error) in the dark, light and
+ * high-contrast themes must find nothing. A new violation fails the test with its rule and nodes.
+ */
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { launchChromium } from '../support/chromium';
+import { describeViolations, runAxe } from './axe';
+import { ensureWebviewBundle } from './bundle';
+import type { HostServer, Panel } from './harness';
+import { openPanel, startHostServer } from './harness';
+import { collectRealStates } from './real';
+import type { PanelState } from './real';
+import type { ThemeName } from './theme';
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
+
+const THEME_NAMES: ThemeName[] = ['dark', 'light', 'hc'];
+
+let browser: Browser;
+let server: HostServer;
+let states: PanelState[];
+const panels = new Map<ThemeName, Panel>();
+
+beforeAll(async () => {
+  await ensureWebviewBundle();
+  [states, server, browser] = await Promise.all([collectRealStates(), startHostServer(), launchChromium()]);
+});
+
+afterAll(async () => {
+  for (const p of panels.values()) await p.close();
+  await browser?.close();
+  await server?.close();
+});
+
+/** One page per theme; the states are posted to it in order, as a panel receives them. */
+async function panelFor(theme: ThemeName): Promise<Panel> {
+  let p = panels.get(theme);
+  if (!p) {
+    // Narrow enough for the one-column layout, tall enough that every section is on screen.
+    p = await openPanel(browser, server, { theme, viewport: { width: 900, height: 2400 } });
+    panels.set(theme, p);
+  }
+  return p;
+}
+
+describe('axe-core WCAG 2.1 A/AA over the real states', () => {
+  it('collected every state from the server', () => {
+    expect(states.map((s) => s.name)).toEqual([
+      'sdk-qa',
+      'refund',
+      'refund-hybrid',
+      'defects-leaky',
+      'defects-agent',
+      'zero-config-outdoor-gear',
+      'zero-config-support-chat',
+      'zero-config-trip-planner',
+      'compare-fixture',
+      'compare-model',
+      'what-if',
+      'compare-budget',
+      'what-if-overflow',
+      'assembly-failed',
+      'large-1mb',
+      'empty',
+      'error',
+    ]);
+  });
+
+  for (const theme of THEME_NAMES) {
+    it(`finds no violation in any state, ${theme} theme`, async () => {
+      const panel = await panelFor(theme);
+      const found: string[] = [];
+      for (const s of states) {
+        await panel.post(s.message);
+        for (const line of describeViolations(await runAxe(panel.page))) found.push(`${s.name}: ${line}`);
+      }
+      expect(found).toEqual([]);
+      expect(panel.errors).toEqual([]);
+      expect((await panel.record()).violations).toEqual([]);
+    });
+  }
+});
