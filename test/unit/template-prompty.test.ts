@@ -144,9 +144,9 @@ describe('prompty: Jinja scoping and expressions', () => {
       uses: ['meta/each/user/-@meta'],
     },
     {
-      name: 'set creates a local; tests, keyword args, literals and functions are not slots',
+      name: 'set creates a local; tests, keyword args and literals are not slots; a called name is (jinja2 reads it from the context)',
       text: 'user:\n{% set limit = max_items | default(3) %}{{ limit }} {% if notes is defined and notes is not none %}{{ notes }}{% endif %} {{ "literal" }} {{ range(3) }} {{ fmt(value, width=4) }}',
-      uses: ['max_items/var/user/-@max_items', 'notes/if/user/-@notes', 'notes/if/user/-@notes', 'notes/var/user/-@notes', 'value/var/user/-@value'],
+      uses: ['max_items/var/user/-@max_items', 'notes/if/user/-@notes', 'notes/if/user/-@notes', 'notes/var/user/-@notes', 'fmt/var/user/-@fmt', 'value/var/user/-@value'],
     },
     {
       name: 'if / elif / else chain and not',

@@ -22,6 +22,7 @@ import { parseDotpromptBody } from './dotprompt';
 import { parseFrontMatter } from './frontMatter';
 import { parsePromptyBody } from './prompty';
 import { finishUses } from './shared';
+import { engineUses, promptyTemplateType } from './engineUses';
 
 export function templateFormat(path: string): TemplateFormat {
   return /\.prompty$/i.test(path) ? 'prompty' : 'prompt';
@@ -43,7 +44,9 @@ export function parseTemplate(path: string, text: string): TemplateDoc {
       format === 'prompt' ? parseDotpromptBody(path, text, fm.bodyStart) : parsePromptyBody(path, text, fm.bodyStart, fm.frontMatter?.inputs ?? {});
     findings = fm.findings.concat(body.findings);
     const fallbackRole: Role = format === 'prompt' ? 'user' : 'system';
-    const uses = finishUses(text, body.messages, body.uses, fallbackRole);
+    // Which names a Jinja body reads is the engine's answer (engineUses.ts); Mustache bodies have no Jinja tree.
+    const raw = format === 'prompty' && promptyTemplateType(fm.frontMatter?.data) !== 'mustache' ? (engineUses(text, fm.bodyStart, body.uses) ?? body.uses) : body.uses;
+    const uses = finishUses(text, body.messages, raw, fallbackRole);
     findings.sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end);
     if (findings.length > MAX_TEMPLATE_FINDINGS) {
       const rest = findings.length - MAX_TEMPLATE_FINDINGS;
@@ -76,5 +79,6 @@ export function parseTemplate(path: string, text: string): TemplateDoc {
 }
 
 export { splitFrontMatter } from './frontMatter';
+export { promptyTemplateType } from './engineUses';
 export { findDelimiterPairs } from './delimiters';
 export type { DelimiterPair } from './delimiters';
