@@ -1,7 +1,7 @@
 /**
  * The Context Lens library: the core that powers the editor, the CLI and `ctxlens serve`, as an
  * npm API for applications that assemble requests at run time. One barrel; everything exported
- * here is public and follows semver (docs/LIBRARY.md). No editor or LSP code is reachable from it.
+ * here is public and follows semver (docs/library.md). No editor or LSP code is reachable from it.
  *
  *   const ws = openWorkspace('prompts');
  *   const r = ws.assemble('sdk-qa/sdk-qa.prompt', { slots: { question, evidence }, provider: 'anthropic' });

@@ -1,7 +1,7 @@
 /**
  * The library as it ships: `npm pack` of the project gives a tarball that `npm install` puts into
- * an empty folder, where the quick start of docs/LIBRARY.md (the README's) runs with `node` alone,
- * as an ES module and as CommonJS, printing exactly the output the doc shows — also with
+ * an empty folder, where the quick start of docs/library.md (the README shows part of it) runs
+ * with `node` alone, as an ES module and as CommonJS, printing exactly the output the doc shows — also with
  * js-tiktoken removed, so the tokenizer data can only come from the package. The declarations
  * type-check a consumer under both module resolutions TypeScript users have.
  */
@@ -24,9 +24,9 @@ function npm(args: string[], cwd: string, timeout = 240_000) {
   return { code: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
 
-/** The quick-start blocks of docs/LIBRARY.md: `<!-- quick-start:NAME -->` then a fenced block. */
+/** The quick-start blocks of docs/library.md: `<!-- quick-start:NAME -->` then a fenced block. */
 function quickStart(): Record<string, string> {
-  const doc = readFileSync(join(ROOT, 'docs', 'LIBRARY.md'), 'utf8');
+  const doc = readFileSync(join(ROOT, 'docs', 'library.md'), 'utf8');
   const out: Record<string, string> = {};
   for (const m of doc.matchAll(/<!-- quick-start:([^ ]+) -->\n```[a-z]*\n([\s\S]*?)\n```/g)) out[m[1]] = m[2] + '\n';
   return out;
@@ -63,14 +63,14 @@ describe('npm pack: the library installs and runs its quick start with node alon
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('docs/LIBRARY.md has the quick start: two files, the example as ESM and CJS, its output', () => {
+  it('docs/library.md has the quick start: two files, the example as ESM and CJS, its output', () => {
     expect(Object.keys(blocks).sort()).toEqual(['output', 'prompts/support.context.yaml', 'prompts/support.prompt', 'quickstart.cjs', 'quickstart.mjs']);
     // The two module flavours differ in the import line only.
     expect(blocks['quickstart.mjs'].split('\n').slice(1)).toEqual(blocks['quickstart.cjs'].split('\n').slice(1));
   });
 
   it('holds both bundles, the declarations and the tokenizer data, without maps or sources', () => {
-    for (const f of ['dist/lib/index.mjs', 'dist/lib/index.cjs', 'dist/lib/types/src/lib/index.d.ts', 'dist/lib/types/src/core/types.d.ts', 'docs/LIBRARY.md']) expect(files).toContain(f);
+    for (const f of ['dist/lib/index.mjs', 'dist/lib/index.cjs', 'dist/lib/types/src/lib/index.d.ts', 'dist/lib/types/src/core/types.d.ts', 'docs/library.md']) expect(files).toContain(f);
     for (const enc of ['o200k_base', 'cl100k_base']) expect(files).toContain(`dist/tokenizers/${enc}.ranks`);
     expect(files.filter((f) => f.endsWith('.map') || /^(src|test|bench|scripts|examples)\//.test(f))).toEqual([]);
     expect(manifest.exports['.']).toEqual({ types: './dist/lib/types/src/lib/index.d.ts', import: './dist/lib/index.mjs', require: './dist/lib/index.cjs' });

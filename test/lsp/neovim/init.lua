@@ -1,6 +1,6 @@
 -- A minimal Neovim configuration that runs the Context Lens language server for .prompt and
--- .prompty buffers, used headless by test/lsp/neovim.test.ts (docs/EDITORS.md shows the same setup
--- for everyday use). Works with Neovim 0.7 (Debian 12) and newer: vim.lsp.start where it exists,
+-- .prompty buffers, used headless by test/lsp/neovim.test.ts ("Other editors" in docs/editor.md
+-- shows the same setup for everyday use). Works with Neovim 0.7 (Debian 12) and newer: vim.lsp.start where it exists,
 -- vim.lsp.start_client + buf_attach_client before that.
 --
 -- Environment:
