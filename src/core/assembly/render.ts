@@ -54,11 +54,14 @@ export interface RenderOptions {
   defaults?: Record<string, unknown>;
   /** Escape untrusted values (false in zero-config analysis, where trust is unknown and the runtime's bytes are shown). */
   escape?: boolean;
+  /** dotprompt: helpers and partials (without a source) the application registers in code, rendered as placeholders. */
+  codeHelpers?: readonly string[];
+  codePartials?: readonly string[];
 }
 
 /** An engine problem, located in the template file. */
 export interface RenderIssue {
-  rule: 'unsupported-feature' | 'template-invalid' | 'attribution-lost';
+  rule: 'unsupported-feature' | 'template-invalid' | 'attribution-lost' | 'unknown-helper' | 'code-registered';
   message: string;
   span: Span;
 }
@@ -68,6 +71,8 @@ export interface Rendered {
   issues: RenderIssue[];
   /** Neutralised sequences of untrusted text, by item. */
   neutralised: Array<{ slot: string; itemId?: string } & Neutralised>;
+  /** Part of the request is a placeholder (a helper or partial registered in code): its counts are an estimate. */
+  estimate?: true;
 }
 
 /** An escaped text with what was changed in it, cached per item. */
@@ -140,7 +145,7 @@ export class Renderer {
   private marked(kept: ReadonlyMap<string, readonly WorkItem[]>): MarkedRender {
     const neutralised: Rendered['neutralised'] = [];
     const first = this.engine(this.values(kept, true, neutralised));
-    return { first, rendered: { messages: first.messages.map((m) => this.decode(m)), issues: first.issues.map((i) => ({ ...i })), neutralised } };
+    return { first, rendered: { messages: first.messages.map((m) => this.decode(m)), issues: first.issues.map((i) => ({ ...i })), neutralised, ...(first.estimate ? { estimate: true } : {}) } };
   }
 
   private run(kept: ReadonlyMap<string, readonly WorkItem[]>, probe: Probe | undefined): Rendered {
@@ -150,7 +155,8 @@ export class Renderer {
     // The check of attribution.ts: the marks must not have changed what the engine rendered.
     const plain = this.engine(this.values(kept, false, []));
     const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i]));
-    if (same) return { messages, issues, neutralised };
+    const estimate = rendered.estimate || plain.estimate ? { estimate: true as const } : {};
+    if (same) return { messages, issues, neutralised, ...estimate };
     const span = this.template.bodySpan;
     // The plain render's own issues, and that attribution was lost (which makes the caller count
     // these messages as they are, not the marked probes).
@@ -160,13 +166,20 @@ export class Renderer {
       message: 'The template compares, measures or transforms slot text (for example with ifEquals, length or tojson), so the request cannot be cut into slots; it is shown and counted as a whole, exactly as rendered.',
       span: { start: span.start, end: Math.min(span.end, span.start + 1) },
     });
-    return { messages: plain.messages.map((m) => this.decode(m)), issues: plainIssues, neutralised };
+    return { messages: plain.messages.map((m) => this.decode(m)), issues: plainIssues, neutralised, ...estimate };
   }
 
   private engine(v: EngineValues): EngineResult {
     const t = this.template;
     if (t.format === 'prompt') {
-      return renderDotprompt(t.text, { input: v.input, ...(this.fixture?.context ? { context: this.fixture.context } : {}), ...(v.messages ? { messages: v.messages } : {}) }, { partials: this.options.partials ?? {}, inputDefault: this.options.defaults ?? {} });
+      return renderDotprompt(t.text, { input: v.input, ...(this.fixture?.context ? { context: this.fixture.context } : {}), ...(v.messages ? { messages: v.messages } : {}) }, {
+        partials: this.options.partials ?? {},
+        inputDefault: this.options.defaults ?? {},
+        // The product renders what the application may register in code (declared or not) instead of failing on it.
+        lenient: true,
+        ...(this.options.codeHelpers?.length ? { codeHelpers: this.options.codeHelpers } : {}),
+        ...(this.options.codePartials?.length ? { codePartials: this.options.codePartials } : {}),
+      });
     }
     const input = { ...(this.options.defaults ?? {}), ...v.input };
     const engineType = t.frontMatter?.data?.template;

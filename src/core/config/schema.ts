@@ -126,6 +126,28 @@ export const ToolsSchema = z
   })
   .strict();
 
+/** A Handlebars helper name as dotprompt registers it (`defineHelper(name, fn)`): an identifier Handlebars can call. */
+const helperName = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\s{}()=|"'`~!@#%^&*+,;<>/\\[\]]+$/, 'a helper name is one word, such as formatDate');
+
+export const CodeHelperSchema = z.union([
+  helperName,
+  z.object({ name: helperName, description: z.string().optional().describe('What the helper prints, for readers of the config.') }).strict(),
+]);
+
+export const CodePartialSchema = z.union([
+  z.string().min(1).max(200),
+  z
+    .object({
+      name: z.string().min(1).max(200),
+      file: z.string().min(1).optional().describe('The file holding the partial\'s source (relative to this config); without it the partial renders as a placeholder.'),
+    })
+    .strict(),
+]);
+
 export const ModelEntrySchema = z
   .object({
     window: z.number().int().positive(),
@@ -178,6 +200,14 @@ export const ContextConfigSchema = z
       .describe('Globs (relative to this file) of fixture files for templates using this config.'),
     dedup: DedupSchema.optional(),
     tools: ToolsSchema.optional(),
+    helpers: z
+      .array(CodeHelperSchema)
+      .optional()
+      .describe("dotprompt: Handlebars helpers the application registers in code (dotprompt's defineHelper, Genkit's ai.defineHelper). Context Lens cannot run them: each call renders as a placeholder and the counts become an estimate."),
+    partials: z
+      .array(CodePartialSchema)
+      .optional()
+      .describe("dotprompt: partials the application registers in code (definePartial, Genkit's ai.definePartial): a name, and the file with its source when there is one."),
     rules: z.record(z.string(), SeveritySettingSchema).default({}).describe('Per-rule severity overrides, e.g. { injection-phrase: off }.'),
     models: z.record(z.string(), ModelEntrySchema).default({}).describe('Extra or overriding model registry entries.'),
     prices: z.record(z.string(), PriceEntrySchema).optional().describe('Price overrides per model (USD per million tokens); the built-in table is dated, see src/core/cost.ts.'),
@@ -194,6 +224,8 @@ export type PriceEntry = z.infer<typeof PriceEntrySchema>;
 export type SeveritySetting = z.infer<typeof SeveritySettingSchema>;
 export type HistoryPolicy = z.infer<typeof HistoryPolicySchema>;
 export type ToolAllow = z.infer<typeof ToolAllowSchema>;
+export type CodeHelper = z.infer<typeof CodeHelperSchema>;
+export type CodePartial = z.infer<typeof CodePartialSchema>;
 
 /** JSON Schema for editors (draft 2020-12 via zod), with input types so defaults stay optional. */
 export function contextConfigJsonSchema(): Record<string, unknown> {

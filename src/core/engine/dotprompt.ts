@@ -45,6 +45,25 @@ export interface DotpromptOptions {
   partials?: Record<string, string>;
   /** front matter input.default, applied under data.input as Genkit does ({...inputDefault, ...input}). */
   inputDefault?: Record<string, unknown>;
+  /**
+   * Helpers the application registers in code (`defineHelper`, Genkit's `ai.defineHelper`): known
+   * to the compiler as dotprompt knows them, but their code is not ours to run, so each call prints
+   * a placeholder (`placeholderText`) and the result is marked an estimate.
+   */
+  codeHelpers?: readonly string[];
+  /** Partials the application registers in code (`definePartial`) whose source is not given: a placeholder each. */
+  codePartials?: readonly string[];
+  /**
+   * Render what the application may define in code instead of failing as a bare dotprompt would:
+   * a helper nobody declared is an `unknown-helper` issue and prints a placeholder, a partial that
+   * is neither given nor declared prints a placeholder (the caller reports it where it looked).
+   */
+  lenient?: boolean;
+}
+
+/** What a helper or partial registered in code prints in our render: visible, and never a marker dotprompt reads. */
+export function placeholderText(kind: 'helper' | 'partial', name: string): string {
+  return kind === 'helper' ? `\u27e6${name}\u27e7` : `\u27e6> ${name}\u27e7`;
 }
 
 // ---------------------------------------------------------------------------
@@ -150,9 +169,14 @@ const COMPILE_OPTIONS = {
   noEscape: true,
 };
 
+/** Helpers every Handlebars compiler knows (its compiler's own list) and dotprompt's: never placeholders. */
+const BUILTIN_HELPERS = new Set(['helperMissing', 'blockHelperMissing', 'each', 'if', 'unless', 'with', 'log', 'lookup', ...Object.keys(DOTPROMPT_HELPERS)]);
+
 /** Handlebars' `compile` without its laziness (so errors surface here): the same steps as its compileInput. */
-function compileAst(ast: HbNode): HbTemplate {
-  const options: Record<string, unknown> = { ...COMPILE_OPTIONS, data: true };
+function compileAst(ast: HbNode, extraHelpers: readonly string[] = []): HbTemplate {
+  const knownHelpers: Record<string, boolean> = { ...COMPILE_OPTIONS.knownHelpers };
+  for (const name of extraHelpers) knownHelpers[name] = true;
+  const options: Record<string, unknown> = { ...COMPILE_OPTIONS, knownHelpers, data: true };
   const processed = hb.parse(ast, options);
   const environment = new hb.Compiler().compile(processed, options);
   const spec = new hb.JavaScriptCompiler().compile(environment, options, undefined, true);
@@ -173,6 +197,10 @@ interface RenderState {
   errorChain?: string[];
   /** `@metadata` uses met in partials (the main template's are known before rendering). */
   partialMetadataUses: string[];
+  /** Placeholders printed (`helper:<name>`, `partial:<name>`). */
+  placeholders: Set<string>;
+  /** Undeclared helpers first met in a partial, with the partial chain (lenient only). */
+  unknownInPartials: Map<string, string[]>;
 }
 let active: RenderState | undefined;
 
@@ -330,21 +358,30 @@ interface Analysis {
   blocks: Array<{ name: string; params: number; loc?: Loc }>;
   /** Data paths that reach dotprompt's `@metadata` (beyond `docs` and `messages`). */
   metadataUses: Array<{ original: string; loc?: Loc }>;
+  /**
+   * Calls that may reach a helper, as Handlebars' compiler classifies them (`classifySexpr`): a
+   * simple id that is not a block parameter; `definite` when it is a helper whatever is registered
+   * (a sub-expression, or params / hash), else only when a helper of that name is known.
+   */
+  helperCalls: Array<{ name: string; definite: boolean; loc?: Loc }>;
 }
 
 const NESTING = new Set(['BlockStatement', 'SubExpression', 'PartialBlockStatement', 'DecoratorBlock']);
 
 function analyze(ast: HbNode): Analysis {
-  const result: Analysis = { partials: [], blocks: [], metadataUses: [] };
-  const stack: Array<{ node: unknown; nest: number; total: number; chained: boolean }> = [{ node: ast, nest: 0, total: 0, chained: false }];
+  const result: Analysis = { partials: [], blocks: [], metadataUses: [], helperCalls: [] };
+  const stack: Array<{ node: unknown; nest: number; total: number; chained: boolean; params: readonly string[] }> = [{ node: ast, nest: 0, total: 0, chained: false, params: [] }];
   while (stack.length) {
-    const { node, nest: outerNest, total: outerTotal, chained } = stack.pop()!;
+    const { node, nest: outerNest, total: outerTotal, chained, params: outerParams } = stack.pop()!;
     if (Array.isArray(node)) {
-      for (let i = node.length - 1; i >= 0; i--) stack.push({ node: node[i], nest: outerNest, total: outerTotal, chained });
+      for (let i = node.length - 1; i >= 0; i--) stack.push({ node: node[i], nest: outerNest, total: outerTotal, chained, params: outerParams });
       continue;
     }
     if (!node || typeof node !== 'object') continue;
     const n = node as HbNode;
+    // Block parameters (`as |x|`) are in scope inside their program; a call on one is never a helper.
+    const blockParams = n.type === 'Program' && Array.isArray(n.blockParams) ? (n.blockParams as string[]) : [];
+    const params = blockParams.length ? [...outerParams, ...blockParams] : outerParams;
     let nest = outerNest;
     let total = outerTotal;
     if (NESTING.has(n.type)) {
@@ -355,6 +392,15 @@ function analyze(ast: HbNode): Analysis {
       if (result.tooDeep) return result;
     }
     const path = n.path as HbNode | undefined;
+    if ((n.type === 'BlockStatement' || n.type === 'MustacheStatement' || n.type === 'SubExpression') && path?.type === 'PathExpression') {
+      // Handlebars' simpleId: one part, not scoped (`this`, `./`), no `../`.
+      const parts = path.parts as string[];
+      const simple = parts.length === 1 && !/^\.|this\b/.test(String(path.original)) && !path.depth;
+      const blockParam = simple && params.includes(parts[0]);
+      const definite = !blockParam && (n.type === 'SubExpression' || (n.params as unknown[]).length > 0 || !!n.hash);
+      // A definite call on a longer path (`{{a.b x}}`) is the helper named by its first part, too.
+      if (parts.length > 0 && (definite || (simple && !blockParam))) result.helperCalls.push({ name: parts[0], definite, loc: n.loc });
+    }
     if (n.type === 'BlockStatement' || n.type === 'MustacheStatement') {
       if (path?.type === 'PathExpression') result.blocks.push({ name: String(path.original), params: (n.params as unknown[]).length, loc: n.loc });
     } else if (n.type === 'PartialStatement' || n.type === 'PartialBlockStatement') {
@@ -373,14 +419,14 @@ function analyze(ast: HbNode): Analysis {
     for (const key of Object.keys(n)) {
       if (key === 'loc') continue;
       const child = n[key];
-      if (child && typeof child === 'object') stack.push({ node: child, nest, total, chained: chainedBody && key === 'body' });
+      if (child && typeof child === 'object') stack.push({ node: child, nest, total, chained: chainedBody && key === 'body', params });
     }
   }
   return result;
 }
 
 // ---------------------------------------------------------------------------
-// Compiled templates, cached by (source, partials)
+// Compiled templates, cached by (source, partials, helpers registered in code)
 // ---------------------------------------------------------------------------
 
 interface Compiled {
@@ -390,13 +436,34 @@ interface Compiled {
   /** Issues that stop the render (parse/compile errors, limits). */
   fatal: EngineIssue[];
   partials?: Record<string, HbTemplate>;
+  /** Helpers compiled as known that print a placeholder: the declared ones and, when lenient, the undeclared. */
+  placeholderHelpers: readonly string[];
+  /** Undeclared helpers the template calls (lenient only), with their first call. */
+  unknownHelpers: ReadonlyMap<string, Loc | undefined>;
+}
+
+/** What decides a compile besides the source and the partials. */
+interface CodeRegistered {
+  helpers: readonly string[];
+  partials: readonly string[];
+  lenient: boolean;
 }
 
 const cache = new Map<string, Compiled>();
 
-function cacheKey(source: string, partials: Record<string, string> | undefined): string {
+function cacheKey(source: string, partials: Record<string, string> | undefined, code: CodeRegistered): string {
   const names = partials ? Object.keys(partials).sort() : [];
-  return JSON.stringify([source, names.map((k) => [k, partials![k]])]);
+  return JSON.stringify([source, names.map((k) => [k, partials![k]]), code.helpers, code.partials, code.lenient]);
+}
+
+/** The helpers a source's calls need beyond the declared ones: undeclared definite calls (lenient only). */
+function undeclaredHelpers(analysis: Analysis, code: CodeRegistered): Map<string, Loc | undefined> {
+  const out = new Map<string, Loc | undefined>();
+  if (!code.lenient) return out;
+  for (const c of analysis.helperCalls) {
+    if (c.definite && !BUILTIN_HELPERS.has(c.name) && !code.helpers.includes(c.name) && !out.has(c.name)) out.set(c.name, c.loc);
+  }
+  return out;
 }
 
 /** Offset into `text` of a Handlebars (jison) line (1-based) and column (0-based). */
@@ -439,65 +506,115 @@ function errorLoc(err: unknown): Loc | undefined {
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** Parses, checks and compiles a template or partial source. Throws the error Handlebars would, or a LimitError. */
-function compileChecked(source: string, what: string): { template: HbTemplate; analysis: Analysis } {
+function compileChecked(source: string, what: string, code: CodeRegistered): { template: HbTemplate; analysis: Analysis; unknown: Map<string, Loc | undefined> } {
   if (source.length > MAX_SOURCE_LENGTH) throw new LimitError(`${what} is longer than ${MAX_SOURCE_LENGTH} characters`);
   const ast = hb.parseWithoutProcessing(source);
   const analysis = analyze(ast);
   if (analysis.tooDeep) throw Object.assign(new LimitError(`${what}: ${analysis.tooDeep.message}`), { loc: analysis.tooDeep.loc });
-  return { template: compileAst(ast), analysis };
+  const unknown = undeclaredHelpers(analysis, code);
+  return { template: compileAst(ast, [...code.helpers, ...unknown.keys()]), analysis, unknown };
 }
 
-function compile(source: string, partials: Record<string, string> | undefined): Compiled {
-  const key = cacheKey(source, partials);
+function compile(source: string, partials: Record<string, string> | undefined, code: CodeRegistered): Compiled {
+  const key = cacheKey(source, partials, code);
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);
     cache.set(key, hit);
     return hit;
   }
-  const compiled = compileUncached(source, partials);
+  const compiled = compileUncached(source, partials, code);
   cache.set(key, compiled);
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
   return compiled;
 }
 
-function compileUncached(source: string, partials: Record<string, string> | undefined): Compiled {
+function compileUncached(source: string, partials: Record<string, string> | undefined, code: CodeRegistered): Compiled {
+  const none = { placeholderHelpers: [], unknownHelpers: new Map<string, Loc | undefined>() };
   if (source.length > MAX_SOURCE_LENGTH) {
     const prepared: PreparedSource = { template: source, offset: 0, issues: [] };
-    return { prepared, fatal: [{ rule: 'unsupported-feature', message: `The file is longer than ${MAX_SOURCE_LENGTH} characters; it is not rendered`, span: { start: 0, end: source.length } }] };
+    return { prepared, ...none, fatal: [{ rule: 'unsupported-feature', message: `The file is longer than ${MAX_SOURCE_LENGTH} characters; it is not rendered`, span: { start: 0, end: source.length } }] };
   }
   const prepared = prepareSource(source);
-  if (prepared.issues.some((i) => i.rule === 'template-invalid')) return { prepared, fatal: [] };
+  if (prepared.issues.some((i) => i.rule === 'template-invalid')) return { prepared, ...none, fatal: [] };
   let ast: HbNode;
   try {
     ast = hb.parseWithoutProcessing(prepared.template);
   } catch (err) {
     const loc = errorLoc(err) ?? (/^(Parse|Lexical) error/.test(messageOf(err)) ? parseErrorLoc() : undefined);
     // Handlebars quotes a window of the source around the error: no piece of a secret in it.
-    return { prepared, fatal: [{ rule: 'template-invalid', message: redactQuoted(messageOf(err), prepared.template), span: locSpan(prepared, loc) }] };
+    return { prepared, ...none, fatal: [{ rule: 'template-invalid', message: redactQuoted(messageOf(err), prepared.template), span: locSpan(prepared, loc) }] };
   }
   const analysis = analyze(ast);
   if (analysis.tooDeep) {
-    return { prepared, analysis, fatal: [{ rule: 'unsupported-feature', message: `The template's ${analysis.tooDeep.message}; it is not rendered`, span: locSpan(prepared, analysis.tooDeep.loc) }] };
+    return { prepared, analysis, ...none, fatal: [{ rule: 'unsupported-feature', message: `The template's ${analysis.tooDeep.message}; it is not rendered`, span: locSpan(prepared, analysis.tooDeep.loc) }] };
   }
+  const unknownHelpers = undeclaredHelpers(analysis, code);
+  const placeholderHelpers = [...code.helpers, ...unknownHelpers.keys()];
   let template: HbTemplate;
   try {
-    template = compileAst(ast);
+    template = compileAst(ast, placeholderHelpers);
   } catch (err) {
     const rule = err instanceof RangeError ? 'unsupported-feature' : 'template-invalid';
-    return { prepared, analysis, fatal: [{ rule, message: messageOf(err), span: locSpan(prepared, errorLoc(err)) }] };
+    return { prepared, analysis, ...none, fatal: [{ rule, message: messageOf(err), span: locSpan(prepared, errorLoc(err)) }] };
   }
-  return { prepared, analysis, template, fatal: [], partials: partials && makePartials(partials) };
+  const given = partials ?? {};
+  const compiledPartials = makePartials(given, code);
+  // Partials registered in code without a source, and (lenient) partials nobody gave: a placeholder each.
+  const placeholders = new Set(code.partials);
+  if (code.lenient) for (const name of referencedPartials(analysis, given)) placeholders.add(name);
+  for (const name of placeholders) {
+    if (name === '__proto__' || Object.prototype.hasOwnProperty.call(given, name)) continue;
+    compiledPartials[name] = placeholderPartial(name);
+  }
+  return { prepared, analysis, template, fatal: [], placeholderHelpers, unknownHelpers, partials: Object.keys(compiledPartials).length || partials ? compiledPartials : undefined };
+}
+
+/** Partial names the template and the given partials (transitively) refer to. A partial that does not parse fails later, at its call. */
+function referencedPartials(analysis: Analysis, given: Record<string, string>): Set<string> {
+  const out = new Set<string>();
+  const queue = analysis.partials.map((p) => p.name);
+  while (queue.length && out.size < 1024) {
+    const name = queue.shift()!;
+    if (out.has(name)) continue;
+    out.add(name);
+    if (!Object.prototype.hasOwnProperty.call(given, name) || given[name].length > MAX_SOURCE_LENGTH) continue;
+    try {
+      const inner = analyze(hb.parseWithoutProcessing(given[name]));
+      if (!inner.tooDeep) for (const p of inner.partials) queue.push(p.name);
+    } catch {
+      // The partial's own call reports its parse error.
+    }
+  }
+  return out;
+}
+
+/** A helper registered in code: prints its placeholder (a block helper also its body, once) and records that it ran. */
+function placeholderHelper(name: string): HelperFn {
+  return function (this: unknown, ...args: unknown[]): string {
+    const options = args[args.length - 1] as HelperOptions | undefined;
+    if (active) active.placeholders.add(`helper:${name}`);
+    const text = placeholderText('helper', name);
+    return options && typeof options.fn === 'function' ? text + produced(options.fn(this)) : text;
+  };
+}
+
+function placeholderPartial(name: string): HbTemplate {
+  return function (): string {
+    step();
+    if (active) active.placeholders.add(`partial:${name}`);
+    return placeholderText('partial', name);
+  };
 }
 
 /** Partials as Handlebars receives them, compiled on first use (as Handlebars compiles registered ones) and counted. */
-function makePartials(sources: Record<string, string>): Record<string, HbTemplate> {
+function makePartials(sources: Record<string, string>, code: CodeRegistered): Record<string, HbTemplate> {
   const out: Record<string, HbTemplate> = {};
   for (const name of Object.keys(sources)) {
     // Handlebars' registerPartial('__proto__', …) is a no-op assignment; such a partial is never found.
     if (name === '__proto__') continue;
     const source = sources[name];
-    let compiled: { template: HbTemplate; analysis: Analysis } | undefined;
+    let compiled: ReturnType<typeof compileChecked> | undefined;
     out[name] = function (context: unknown, options?: Record<string, unknown>): string {
       const st = active;
       if (!st) throw new Error('partial called outside a render');
@@ -505,9 +622,19 @@ function makePartials(sources: Record<string, string>): Record<string, HbTemplat
       if (st.partialStack.length >= MAX_PARTIAL_DEPTH) throw new LimitError(`partials nest deeper than ${MAX_PARTIAL_DEPTH} levels`);
       st.partialStack.push(name);
       try {
-        compiled ??= compileChecked(source, `partial "${name}"`);
+        compiled ??= compileChecked(source, `partial "${name}"`, code);
         for (const use of compiled.analysis.metadataUses) st.partialMetadataUses.push(`${use.original} (in partial "${name}")`);
-        return produced(compiled.template(context, options));
+        let runtime = options;
+        if (compiled.unknown.size) {
+          // Helpers only this partial calls print placeholders too.
+          const helpers: Record<string, unknown> = { ...((options?.helpers as Record<string, unknown>) ?? {}) };
+          for (const helper of compiled.unknown.keys()) {
+            if (!st.unknownInPartials.has(helper)) st.unknownInPartials.set(helper, [...st.partialStack]);
+            helpers[helper] = placeholderHelper(helper);
+          }
+          runtime = { ...options, helpers };
+        }
+        return produced(compiled.template(context, runtime));
       } catch (err) {
         st.errorChain ??= [...st.partialStack];
         throw err;
@@ -695,9 +822,15 @@ function renderErrorSpan(compiled: Compiled, err: unknown, chain: string[] | und
  * `unsupported-feature` issue.
  */
 export function renderDotprompt(source: string, data: DotpromptData, options: DotpromptOptions = {}): EngineResult {
+  const code: CodeRegistered = {
+    // A declared name dotprompt or Handlebars already defines keeps its own, runnable, definition.
+    helpers: [...new Set(options.codeHelpers ?? [])].filter((h) => h && !BUILTIN_HELPERS.has(h)).sort(),
+    partials: [...new Set(options.codePartials ?? [])].filter((p) => p && p !== '__proto__').sort(),
+    lenient: options.lenient === true,
+  };
   let compiled: Compiled;
   try {
-    compiled = compile(source, options.partials);
+    compiled = compile(source, options.partials, code);
   } catch (err) {
     return { rendered: '', messages: [], issues: [{ rule: 'template-invalid', message: messageOf(err), span: { start: 0, end: source.length } }] };
   }
@@ -713,7 +846,9 @@ export function renderDotprompt(source: string, data: DotpromptData, options: Do
     }
   }
 
-  const state: RenderState = { steps: 0, output: 0, partialStack: [], partialMetadataUses: [] };
+  for (const [name, loc] of compiled.unknownHelpers) issues.push({ rule: 'unknown-helper', message: unknownHelperMessage(name), span: locSpan(prepared, loc) });
+
+  const state: RenderState = { steps: 0, output: 0, partialStack: [], partialMetadataUses: [], placeholders: new Set(), unknownInPartials: new Map() };
   let rendered: string;
   active = state;
   try {
@@ -724,6 +859,7 @@ export function renderDotprompt(source: string, data: DotpromptData, options: Do
       },
     };
     if (compiled.partials) runtime.partials = compiled.partials;
+    if (compiled.placeholderHelpers.length) runtime.helpers = Object.fromEntries(compiled.placeholderHelpers.map((h) => [h, placeholderHelper(h)]));
     rendered = template({ ...(options.inputDefault || {}), ...data.input }, runtime);
   } catch (err) {
     const { span, prefix } = renderErrorSpan(compiled, err, state.errorChain);
@@ -743,11 +879,31 @@ export function renderDotprompt(source: string, data: DotpromptData, options: Do
       issues.push({ rule: 'unsupported-feature', message: `"${use}" reaches dotprompt's @metadata.prompt (the resolved front matter); Context Lens renders a best-effort value`, span: locSpan(prepared, undefined) });
     }
   }
+  for (const [name, chain] of state.unknownInPartials) {
+    const call = analysis.partials.find((p) => p.name === chain[0]);
+    issues.push({ rule: 'unknown-helper', message: `in partial ${chain.map((c) => `"${c}"`).join(' > ')}: ${unknownHelperMessage(name)}`, span: locSpan(prepared, call?.loc) });
+  }
+  // Placeholders of what the application registers in code: located at the first call, counted as an estimate.
+  for (const used of state.placeholders) {
+    const [kind, name] = [used.slice(0, used.indexOf(':')), used.slice(used.indexOf(':') + 1)] as ['helper' | 'partial', string];
+    const declared = kind === 'helper' ? code.helpers.includes(name) : code.partials.includes(name);
+    if (!declared) continue; // undeclared: the unknown-helper issue, or the caller's unknown-partial finding, says so
+    const loc = kind === 'helper' ? analysis.helperCalls.find((c) => c.name === name)?.loc : analysis.partials.find((p) => p.name === name)?.loc;
+    issues.push({
+      rule: 'code-registered',
+      message: `${kind === 'helper' ? `Helper '${name}'` : `Partial '${name}'`} is registered in the application's code, which Context Lens does not run: its output is shown as ${placeholderText(kind, name)} and the token counts are an estimate.${kind === 'partial' ? ' Give its file under `partials:` in the context config to render it.' : ''}`,
+      span: locSpan(prepared, loc),
+    });
+  }
   const seen = new Set<string>();
   const messages = toEngineMessages(toMessages(rendered, data.messages as DpMessage[] | undefined), (message) => {
     if (seen.has(message)) return;
     seen.add(message);
     issues.push({ rule: 'unsupported-feature', message, span: locSpan(prepared, undefined) });
   });
-  return { rendered, messages, issues };
+  return { rendered, messages, issues, ...(state.placeholders.size ? { estimate: true } : {}) };
+}
+
+function unknownHelperMessage(name: string): string {
+  return `'${name}' is not a dotprompt helper: unless the application registers it in code (defineHelper), dotprompt refuses the template ("unknown helper ${name}"). If it does, declare it under \`helpers:\` in the context config (or the contextLens.dotprompt.helpers setting); its output is shown as ${placeholderText('helper', name)} meanwhile.`;
 }

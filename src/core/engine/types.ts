@@ -31,8 +31,10 @@ export interface EngineMessage {
 
 export interface EngineIssue {
   /** `unsupported-feature`: the runtime would render this, but the engine cannot do it faithfully;
-   *  `template-invalid`: the runtime itself would refuse the template (syntax or render error). */
-  rule: 'unsupported-feature' | 'template-invalid';
+   *  `template-invalid`: the runtime itself would refuse the template (syntax or render error);
+   *  `unknown-helper`: a helper nobody declared, which only the application's code could define;
+   *  `code-registered`: a declared helper or partial of the application's code, shown as a placeholder. */
+  rule: 'unsupported-feature' | 'template-invalid' | 'unknown-helper' | 'code-registered';
   message: string;
   /** Offsets into the `source` string the engine was given (the template's body or whole file, per engine). */
   span: Span;
@@ -53,3 +55,5 @@ export function isStringable(v: unknown): v is { toString(): string } {
   if (Array.isArray(v)) return proto !== Array.prototype && v.toString !== Array.prototype.toString;
   return typeof (v as { toString?: unknown }).toString === 'function' && (v as object).toString !== Object.prototype.toString;
 }
+  /** Set when part of the request is a placeholder for what only the application's code renders: counts are an estimate. */
+  estimate?: true;

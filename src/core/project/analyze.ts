@@ -15,6 +15,7 @@ import { configRules } from '../rules/templateRules';
 import { fixtureTemplateUnresolved, fixtureTooLarge, requiredMissing } from '../rules/projectRules';
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';
 import { SAMPLE_FIXTURE, samplePath } from '../sample';
+import type { CodeRegistrySetting } from '../partials';
 import { assembleBound, bindModel, bindTemplate } from './bind';
 import { DEFAULT_MAX_FILE_SIZE, append, classifyFile, fixtureHead, readConfig, readFixture, readTemplate, resolveFixture, scanFixture, tooLarge } from './files';
 import { fixturesFor, pickFixture, templateForFixture, templatesUsing } from './lookup';
@@ -32,6 +33,8 @@ export interface AnalyzeOptions {
   severities?: Record<string, SeveritySetting>;
   /** Files larger than this (bytes) are not tokenized or assembled; a finding says so. */
   maxFileSize?: number;
+  /** dotprompt helpers and partials registered in code, from the editor setting `contextLens.dotprompt`. */
+  codeRegistered?: CodeRegistrySetting;
 }
 
 export interface SlotSummary {
@@ -119,6 +122,9 @@ export function dedupe(findings: Finding[]): Finding[] {
 // Template analysis: bind → fixture → assemble → summary
 // ---------------------------------------------------------------------------
 
+/** Findings of the template's engine, which speak without a fixture too (content findings need one). */
+const ENGINE_RULES = new Set(['unsupported-feature', 'template-invalid', 'unknown-helper', 'code-registered']);
+
 export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOptions = {}): TemplateAnalysis | undefined {
   const template = readTemplate(host, path);
   if (!template) return undefined;
@@ -158,7 +164,7 @@ export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOp
   analysis.assembly = assembly;
   // Engine findings (unsupported constructs) speak without a fixture too; content findings need one.
   if (fixture) append(findings, assembly.findings);
-  else append(findings, assembly.findings.filter((f) => f.rule === 'unsupported-feature' || f.rule === 'template-invalid'));
+  else append(findings, assembly.findings.filter((f) => ENGINE_RULES.has(f.rule)));
   analysis.slots = slotSummaries(b, assembly, fixture);
   analysis.findings = finish(findings, b.zeroConfig ? undefined : b.effective, options.severities);
   return analysis;

@@ -11,7 +11,7 @@ import type { ContextConfig } from '../config/schema';
 import type { AssembleInput, RenderOptions } from '../assembly';
 import type { AssemblyResult, BudgetReport, ConfigDoc, Finding, FixtureDoc, ModelInfo, Span, TemplateDoc, Tokenizer } from '../types';
 import type { SampleResult } from '../sample';
-import type { Partials } from '../partials';
+import type { CodeRegistrySetting, Partials } from '../partials';
 import { parseInlineConfig } from '../config/parse';
 import { ContextConfigSchema } from '../config/schema';
 import { resolveInWorkspace } from '../paths';
@@ -23,7 +23,7 @@ import { assemble, withRemainder } from '../assembly';
 import { configRules, templateRules } from '../rules/templateRules';
 import { configMissing, configReference, configUnresolved, tokenizerEstimate, unknownModel, unknownTokenizer, unresolvedModel } from '../rules/projectRules';
 import { requestSettings, runtimeDefaults, sampleFixture } from '../sample';
-import { readPartials } from '../partials';
+import { codeRegistry, codeRenderOptions, readPartials } from '../partials';
 import { withCost } from '../cost';
 import { cachePrefixFindings } from '../prefix';
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';
@@ -38,6 +38,8 @@ export interface BindOptions {
   /** Model used when neither the option, the template nor the config names one. */
   defaultModel?: string;
 }
+  /** dotprompt helpers and partials the editor setting declares as registered in code (after the config's). */
+  codeRegistered?: CodeRegistrySetting;
 
 /** Where a template's config comes from. */
 export interface ConfigBinding {
@@ -193,7 +195,8 @@ export function bindTemplate(host: FileHost, template: TemplateDoc, options: Bin
   const zero = !config;
   const effective = config ?? zeroConfigOf(settings.maxOutput, model);
   const sample = sampleFixture(host, template);
-  const partials = readPartials(host, template);
+  const registry = codeRegistry(config, binding.config && !binding.config.inline ? binding.config.path : undefined, options.codeRegistered);
+  const partials = readPartials(host, template, registry);
   const costConfigPath = binding.config && !binding.config.inline ? binding.config.path : undefined;
   const fmVersion = template.frontMatter?.data.version;
   const declared = effective.version ?? (typeof fmVersion === 'string' || typeof fmVersion === 'number' ? fmVersion : undefined);
@@ -210,7 +213,7 @@ export function bindTemplate(host: FileHost, template: TemplateDoc, options: Bin
     partials,
     // Defaults under the fixture's values: dotprompt's input.default (as Genkit passes it); for Prompty the
     // input defaults and the sample, which Prompty's prepare() hoists under the inputs of every run.
-    render: { partials: partials.sources, defaults: runtimeDefaults(template, sample), escape: !zero },
+    render: { partials: partials.sources, defaults: runtimeDefaults(template, sample), escape: !zero, ...codeRenderOptions(registry, partials) },
     ...(costConfigPath !== undefined ? { costConfigPath } : {}),
     ...(declared !== undefined ? { declaredVersion: String(declared) } : {}),
     findings,

@@ -130,7 +130,8 @@ export function buildTrace(env: PipelineEnv, runs: readonly SlotRun[], request: 
   if (config.version !== undefined) trace.policy_version = config.version;
   if (modelName !== undefined) trace.model = modelName;
   trace.tokenizer = tokenizer.name;
-  trace.exact = env.exact;
+  // A placeholder for a helper or partial of the application's code makes every count an estimate.
+  trace.exact = env.exact && !request.rendered.estimate;
   trace.window = budget.window;
   trace.reserved_output = budget.output;
   trace.margin = budget.margin;
@@ -201,7 +202,9 @@ export function buildTrace(env: PipelineEnv, runs: readonly SlotRun[], request: 
       tokenizer: tokenizer.name,
       exact: env.exact,
       now: env.now ?? null,
-      render: input.render ? { partials: input.render.partials ?? null, defaults: input.render.defaults ?? null, escape: input.render.escape ?? true } : null,
+      render: input.render
+        ? { partials: input.render.partials ?? null, defaults: input.render.defaults ?? null, escape: input.render.escape ?? true, ...(input.render.codeHelpers?.length || input.render.codePartials?.length ? { codeHelpers: input.render.codeHelpers ?? [], codePartials: input.render.codePartials ?? [] } : {}) }
+        : null,
     }),
   );
   return trace;
