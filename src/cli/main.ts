@@ -29,6 +29,8 @@ import { diffCmd } from './diff';
 import { reportCmd } from './report';
 import { VERSION } from './version';
 import { countsExact } from '../core/tokens/exact';
+import { installModelFiles, modelsCmd } from './models';
+import { commandHelp } from './help';
 
 class UsageError extends Error {}
 
@@ -45,6 +47,7 @@ Usage:
   ctxlens eval [files|dirs...] [--format text|json|html] [--out FILE] [--ablate] [--ablation ID]... [--model M] [--requests-per-day N]
   ctxlens variants <template> --move ID [--positions start,middle,end] [--fixture F] [--provider openai|anthropic] [--format json|jsonl|text] [--out DIR]
   ctxlens diff <template> [--fixture A [--fixture B]] [--model A [--model B]] [--budget SPEC [--budget SPEC]] [--format text|json]
+  ctxlens models [QUERY] [--format text|json]
   ctxlens report --base REF [paths...] [--format text|json|markdown] [--out FILE] [--max-token-increase N|N%] [--max-cost-increase USD|N%] [--fail-on new-errors,dropped-required]
 
 Exit codes: 0 clean, 1 findings at error level (or a request that does not fit), 2 usage or internal error.
@@ -59,6 +62,20 @@ interface Io {
 
 const fmtNum = (n: number) => n.toLocaleString('en-US');
 
+/**
+ * The last words of the budget equation. A budget can fail with nothing over (overBy 0): when the
+ * output reserve and margin leave no input budget, or the margin does not fit what the slots
+ * leave. Those say so, instead of "over by 0".
+ */
+function budgetVerdict(r: BudgetReport): string {
+  if (r.fits) return 'fits';
+  if (r.overBy > 0) return `over by ${fmtNum(r.overBy)}`;
+  const room = (r.limits ? r.limits.input : r.window - r.output) - r.margin;
+  if (r.window <= 0) return 'no context window';
+  if (room <= 0) return `does not fit: the output reserve and margin leave no input budget (${fmtNum(room)})`;
+  return `does not fit: the ${fmtNum(r.margin)}-token margin has ${fmtNum(Math.max(0, r.marginLeft))} left`;
+}
+
 export function run(argv: string[], io: Io): number | Promise<number> {
   const [command, ...rest] = argv;
   const failed = (e: unknown): number => {
@@ -70,6 +87,16 @@ export function run(argv: string[], io: Io): number | Promise<number> {
     return 2;
   };
   try {
+    // `ctxlens <command> --help` (or -h) prints that command's usage and options.
+    const helpAt = rest.findIndex((a) => a === '--help' || a === '-h' || a === '--');
+    if (command && helpAt >= 0 && rest[helpAt] !== '--') {
+      const help = commandHelp(HELP, command);
+      if (help) {
+        io.out(help);
+        return 0;
+      }
+    }
+    installModelFiles(io);
     switch (command) {
       case 'check': {
         const code = check(rest, io);
@@ -95,6 +122,8 @@ export function run(argv: string[], io: Io): number | Promise<number> {
         return diffCmd(rest, io);
       case 'report':
         return reportCmd(rest, io);
+      case 'models':
+        return modelsCmd(rest, io, (m) => new UsageError(m));
       case '--version':
       case '-v':
         io.out(VERSION + '\n');
@@ -387,9 +416,9 @@ export function budgetTable(r: BudgetReport): string {
   if (r.limits) {
     // Separate limits: the input side against the input limit, the output reserve against the output limit.
     const input = r.inputAllocated + r.margin;
-    out += `\n${sum}${fmtNum(r.inputAllocated)} input + ${fmtNum(r.margin)} margin = ${fmtNum(input)} ${input <= r.limits.input ? '<=' : '>'} ${fmtNum(r.limits.input)} input limit; ${fmtNum(r.output)} output ${r.output <= r.limits.output ? '<=' : '>'} ${fmtNum(r.limits.output)} output limit: ${r.fits ? 'fits' : `over by ${fmtNum(r.overBy)}`}\n`;
+    out += `\n${sum}${fmtNum(r.inputAllocated)} input + ${fmtNum(r.margin)} margin = ${fmtNum(input)} ${input <= r.limits.input ? '<=' : '>'} ${fmtNum(r.limits.input)} input limit; ${fmtNum(r.output)} output ${r.output <= r.limits.output ? '<=' : '>'} ${fmtNum(r.limits.output)} output limit: ${budgetVerdict(r)}\n`;
   } else {
-    out += `\n${sum}${fmtNum(r.inputAllocated)} input + ${fmtNum(r.output)} output + ${fmtNum(r.margin)} margin = ${fmtNum(r.total)} ${r.fits ? '<=' : '>'} ${fmtNum(r.window)}: ${r.fits ? 'fits' : `over by ${fmtNum(r.overBy)}`}\n`;
+    out += `\n${sum}${fmtNum(r.inputAllocated)} input + ${fmtNum(r.output)} output + ${fmtNum(r.margin)} margin = ${fmtNum(r.total)} ${r.total <= r.window ? '<=' : '>'} ${fmtNum(r.window)}: ${budgetVerdict(r)}\n`;
   }
   // Seed 000 3.4: what a history slot with a policy has left once the fixed slots are paid for.
   for (const l of remainderLines(r)) out += l + '\n';

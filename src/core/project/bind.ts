@@ -17,7 +17,8 @@ import { ContextConfigSchema } from '../config/schema';
 import { resolveInWorkspace } from '../paths';
 import { getTokenizer } from '../tokens';
 import { countsExact } from '../tokens/exact';
-import { resolveModel } from '../models';
+import { defaultOutputReserve, resolveModel } from '../models';
+import { familyEstimate, modelRetired } from '../models/findings';
 import { budgetFindings, computeBudget } from '../budget';
 import { assemble, withRemainder } from '../assembly';
 import { configRules, templateRules } from '../rules/templateRules';
@@ -37,9 +38,9 @@ export interface BindOptions {
   model?: string;
   /** Model used when neither the option, the template nor the config names one. */
   defaultModel?: string;
-}
   /** dotprompt helpers and partials the editor setting declares as registered in code (after the config's). */
   codeRegistered?: CodeRegistrySetting;
+}
 
 /** Where a template's config comes from. */
 export interface ConfigBinding {
@@ -134,6 +135,10 @@ export function bindModel(
     const at = where();
     findings.push(unknownModel(at.path, at.span, name, FALLBACK_TOKENIZER, inConfig));
   }
+  const retired = info && (info.retired || info.retires) ? modelRetired(where().path, where().span, info) : undefined;
+  if (retired) findings.push(retired);
+  const family = info?.estimate && !config?.tokenizer ? familyEstimate(where().path, where().span, info) : undefined;
+  if (family) findings.push(family);
   const tokenizerName = config?.tokenizer ?? info?.tokenizer ?? FALLBACK_TOKENIZER;
   let tokenizer = getTokenizer(tokenizerName);
   if (!tokenizer) {
@@ -148,7 +153,7 @@ export function bindModel(
 /** The config a template without one is assembled with: the front matter's output reserve, the registry's window. */
 function zeroConfigOf(maxOutput: number | undefined, model: { name?: string; info?: ModelInfo }): ContextConfig {
   return ContextConfigSchema.parse({
-    output: maxOutput ?? model.info?.maxOutput ?? 0,
+    output: maxOutput ?? defaultOutputReserve(model.info),
     ...(model.info || !model.name ? {} : { window: 128_000 }),
   });
 }
@@ -186,7 +191,7 @@ export function bindTemplate(host: FileHost, template: TemplateDoc, options: Bin
   );
   append(findings, bound.findings);
   const { model, tokenizer, exact } = bound;
-  if (!exact && config) {
+  if (!exact && config && !model.info?.estimate) {
     const at = modelSpan(template, cfgDoc, !!options.model);
     findings.push(tokenizerEstimate(at.path, at.span, tokenizer.name, model.name));
   }

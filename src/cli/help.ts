@@ -1,0 +1,37 @@
+/**
+ * `ctxlens <command> --help`: the command's usage line from the main help text, its options one
+ * per line, and exit 0. The usage lines of the main help are the one source, so a command's help
+ * cannot drift from the summary.
+ */
+
+const NOTES: Readonly<Record<string, string>> = {
+  check: 'Checks templates, context configs and fixtures (the folder by default) and prints every finding.',
+  count: 'Counts the tokens of files or standard input with a tokenizer or a model\'s tokenizer.',
+  budget: 'Prints the budget equation of a context config, or of the config a template binds to.',
+  assemble: 'Assembles the request a template sends with a fixture, as the runtime renders it.',
+  init: 'Writes a starter context config for a template, from what its front matter and sample say.',
+  serve: 'Runs the HTTP service on 127.0.0.1.',
+  'cite-check': 'Checks that an answer cites only evidence its request carried.',
+  eval: 'Assembles every template with every fixture and reports tokens, cost and findings.',
+  variants: 'Writes request variants that move one item to other positions.',
+  diff: 'Compares two requests of a template: two fixtures, two models or two budgets.',
+  report: 'Compares the requests of a change with a base revision.',
+  models: 'Lists the models the registry knows (built-in data, model files, the config\'s models:), with window, output limit, tokenizer, price, source, as-of date and lifecycle. QUERY filters by name or provider.',
+};
+
+/** The help of one command, or undefined when the main help has no usage line for it. */
+export function commandHelp(mainHelp: string, command: string): string | undefined {
+  const lines = mainHelp.split('\n').filter((l) => l.startsWith(`  ctxlens ${command} `) || l === `  ctxlens ${command}`);
+  if (lines.length === 0) return undefined;
+  const options: string[] = [];
+  for (const l of lines) {
+    for (const m of l.matchAll(/(?<=[\s[])(--[a-z][a-z-]*|-[a-z])(?![a-z-])(?: ([A-Za-z0-9_|,.%:-]+(?:\|[A-Za-z0-9_.-]+)*))?/g)) {
+      const flag = m[2] && !m[2].startsWith('-') ? `${m[1]} ${m[2]}` : m[1];
+      if (!options.includes(flag)) options.push(flag);
+    }
+  }
+  let out = `Usage:\n${lines.join('\n')}\n`;
+  if (NOTES[command]) out += `\n${NOTES[command]}\n`;
+  out += `\nOptions:\n${options.map((o) => `  ${o}`).join('\n')}${options.length ? '\n' : ''}  -h, --help  this help\n`;
+  return out;
+}
