@@ -75,6 +75,6 @@ describe('request lens and hover', () => {
     expect(value).toContain('**Cost**');
     expect(value).toMatch(/[\d,]+ input tok × \$2\.5 per million = \$0\.\d+ per request/);
     expect(value).toMatch(/up to 1,000 output tok × \$10 per million = \$0\.01 more/);
-    expect(value).toContain('2025-10, https://platform.openai.com/docs/pricing');
+    expect(value).toContain('2026-09-23, @pydantic/genai-prices 0.1.8 (openai/gpt-4o, https://developers.openai.com/api/docs/pricing)');
   });
 });

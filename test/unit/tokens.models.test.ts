@@ -1,6 +1,7 @@
 /**
- * The built-in model registry (src/core/models.ts): limits and tokenizers of the models named in
- * issue 2, snapshot and alias resolution, and config `models:` entries overriding and extending it.
+ * The built-in model registry (src/core/models/, data in registry.json): limits and tokenizers,
+ * snapshot and alias resolution, family estimates for unlisted names, and config `models:` entries
+ * overriding and extending it.
  */
 import { describe, expect, it } from 'vitest';
 import { ContextConfigSchema } from '../../src/core/config/schema';
@@ -18,6 +19,9 @@ describe('built-in models', () => {
       messageOverhead: 3,
       requestOverhead: 3,
       exact: true,
+      source: 'https://platform.openai.com/docs/models',
+      asOf: '2025-10',
+      retires: { date: '2027-01-14', successor: 'gpt-6-luna', source: 'https://developers.openai.com/api/docs/deprecations' },
     });
     for (const name of ['gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'o3', 'o4-mini', 'gpt-5', 'gpt-5-mini']) {
       expect(resolveModel(name)).toMatchObject({ provider: 'openai', tokenizer: 'o200k_base', exact: true, messageOverhead: 3, requestOverhead: 3 });
@@ -78,7 +82,24 @@ describe('built-in models', () => {
   });
 
   it('unknown names resolve to undefined, including prototype keys', () => {
-    for (const name of ['my-model', 'gpt-9', '', 'constructor', '__proto__', 'toString']) expect(resolveModel(name)).toBeUndefined();
+    for (const name of ['my-model', 'gpt', '', 'constructor', '__proto__', 'toString', 'hasOwnProperty']) expect(resolveModel(name)).toBeUndefined();
+  });
+
+  it('a name of a known family resolves to the family tokenizer as an estimate, never exact', () => {
+    const cases: Array<[string, string, string]> = [
+      ['gpt-9', 'gpt', 'o200k_base'],
+      ['gpt-6.1-nova', 'gpt', 'o200k_base'],
+      ['claude-sonnet-5-5', 'claude', 'chars4'],
+      ['gemini-3.9-flash-lite', 'gemini-3', 'gemma3'],
+      ['qwen4-max', 'qwen', 'qwen3'],
+      ['deepseek-v5', 'deepseek', 'deepseek_v3'],
+    ];
+    for (const [name, family, tokenizer] of cases) {
+      const m = resolveModel(name);
+      expect(m, name).toMatchObject({ name, tokenizer, exact: false, estimate: { family } });
+      expect(m!.window, name).toBeGreaterThan(0);
+      expect(m!.retired, name).toBeUndefined();
+    }
   });
 });
 

@@ -230,7 +230,6 @@ function fromEntry(name: string, e: Partial<ModelEntry>): ModelInfo {
     requestOverhead: e.request_overhead ?? 0,
     // An entry can claim exactness only with a tokenizer that is exact.
     exact: e.exact === true && getTokenizer(tokenizer)?.exact === true,
-    source: "the config's models:",
   };
 }
 
