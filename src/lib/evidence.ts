@@ -268,8 +268,9 @@ export interface TraceEvidence {
 
 /** The evidence a trace supplied (its citation map) and what it left out (first reason per id). */
 export function suppliedEvidence(trace: TraceEvidence): SuppliedEvidence {
-  const omitted: Record<string, string> = {};
-  for (const o of trace.omitted ?? []) if (!(o.id in omitted)) omitted[o.id] = o.reason;
+  // A null-prototype record: ids such as `constructor` or `__proto__` are plain keys here.
+  const omitted: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const o of trace.omitted ?? []) if (!Object.hasOwn(omitted, o.id)) omitted[o.id] = o.reason;
   return { supplied: Object.keys(trace.citation_map), omitted };
 }
 
@@ -277,23 +278,28 @@ export function suppliedEvidence(trace: TraceEvidence): SuppliedEvidence {
  * Checks an answer's citations against what the request supplied: an id the request did not carry
  * makes the answer invalid (seed 002: "validate that every cited ID was present in the supplied
  * context"); a claim without any id is reported as uncited. Whether a cited passage supports its
- * claim is a semantic question this check does not answer.
+ * claim is a semantic question this check does not answer. Linear in the cited ids: every lookup is
+ * a set or an own-key test.
  */
 export function checkCitations(answer: CitedAnswer, evidence: SuppliedEvidence | TraceEvidence): CitationCheck {
   const ev = 'supplied' in evidence ? evidence : suppliedEvidence(evidence);
   const supplied = new Set(ev.supplied);
-  const unknown: string[] = [];
-  const omitted: Record<string, string> = {};
+  const unknownSet = new Set<string>();
+  const omitted: Record<string, string> = Object.create(null) as Record<string, string>;
   const uncited: string[] = [];
   const claims: ClaimCheck[] = answer.citations.map((c) => {
     const ids = [...c.evidence_ids];
-    const bad = ids.filter((id) => !supplied.has(id));
-    for (const id of bad) {
-      if (!unknown.includes(id)) unknown.push(id);
-      if (id in ev.omitted) omitted[id] = ev.omitted[id];
+    const bad = new Set<string>();
+    for (const id of ids) {
+      if (supplied.has(id)) continue;
+      bad.add(id);
+      if (unknownSet.has(id)) continue;
+      unknownSet.add(id);
+      if (Object.hasOwn(ev.omitted, id)) omitted[id] = ev.omitted[id];
     }
     if (!ids.length) uncited.push(c.claim_id);
-    return { claim_id: c.claim_id, evidence_ids: ids, unknown_ids: [...new Set(bad)], status: bad.length ? 'invalid' : ids.length ? 'supported' : 'uncited' };
+    return { claim_id: c.claim_id, evidence_ids: ids, unknown_ids: [...bad], status: bad.size ? 'invalid' : ids.length ? 'supported' : 'uncited' };
   });
+  const unknown = [...unknownSet];
   return { valid: unknown.length === 0, complete: uncited.length === 0, claims, unknown_ids: unknown, omitted_ids: omitted, uncited_claims: uncited };
 }

@@ -21,6 +21,7 @@ import { LineIndex } from '../core/text/lineIndex';
 import { getTokenizer, listTokenizers } from '../core/tokens';
 import { DiskFileHost, toPosix } from '../node/fileHost';
 import { ContextLensError } from './errors';
+import { normaliseValues, redactDeep, scanValueSecrets } from './values';
 import { toolsOf } from './evidence';
 import { PreparedCache, assemblePrepared } from './prepare';
 import type { Prepared } from './prepare';
@@ -69,6 +70,11 @@ export interface AssembleOptions {
   name?: string;
   /** Whether `{ file: path }` values are read (inside the workspace); default true. */
   files?: boolean;
+  /**
+   * Secrets found in `slots` (the `secret-in-context` detection) are always reported as findings;
+   * with this, they are also replaced by their redacted form before the request is built.
+   */
+  redactSecrets?: boolean;
 }
 
 export interface AssembleOutput {
@@ -190,14 +196,17 @@ export class Workspace {
     const overrides = options.now !== undefined || options.filters !== undefined || options.maxInputTokens !== undefined || options.context !== undefined;
     if (options.slots !== undefined) {
       prep = this.prepared.get(path, prepOptions);
-      let doc = fixtureFromValues(options.name ?? 'values', options.slots, { path: `${path}#${options.name ?? 'values'}`, context: options.context, files: options.files });
+      const valuesPath = `${path}#${options.name ?? 'values'}`;
+      // Run-time values: list slots as lists of items, turns in the roles their slot allows, secrets found (values.ts).
+      const scanned = scanValueSecrets(normaliseValues(options.slots, prep.config.slots), valuesPath, options.redactSecrets === true);
+      let doc = fixtureFromValues(options.name ?? 'values', scanned.values, { path: valuesPath, context: options.context, files: options.files });
       if (options.files !== false) {
         const resolved = resolveFixtureFiles(doc, this.host);
         doc = resolved.doc;
       }
       fixture = doc;
       ({ result, config } = this.run(prep, doc, options));
-      findings = finish(dedupe([...prep.findings, ...doc.findings, ...result.findings]), prep, severities);
+      findings = finish(dedupe([...prep.findings, ...doc.findings, ...scanned.findings, ...result.findings]), prep, severities);
     } else {
       const wanted = options.fixture === undefined ? undefined : options.fixture === SAMPLE_FIXTURE || !fs.existsSync(nodePath.resolve(this.root, options.fixture)) ? options.fixture : this.resolve(options.fixture);
       const a = analyzeTemplate(this.host, path, { fixture: wanted, model: options.model, defaultModel: this.options.defaultModel, severities });
@@ -218,7 +227,7 @@ export class Workspace {
     prep ??= this.prepared.get(path, prepOptions);
     // The core's own validated definitions when it gives them (AssemblyResult.tools), else the tool slots' JSON.
     const tools = (result as { tools?: ToolDefinition[] }).tools ?? toolsOf(prep.config, fixture, result.trace);
-    const out: AssembleOutput = { ok: result.ok, ...(result.error !== undefined ? { error: result.error } : {}), messages: result.messages, tools, trace: result.trace, budget: result.budget, findings, config: config ?? prep.config };
+    const out: AssembleOutput = { ok: result.ok, ...(result.error !== undefined ? { error: result.error } : {}), messages: result.messages, tools, trace: redactDeep(result.trace), budget: result.budget, findings, config: config ?? prep.config };
     if (options.provider) out.request = toProviderRequest(result, options.provider, { model: prep.modelName ?? prep.model?.name, maxTokens: options.maxTokens, tools, cache: options.cache });
     if (fixture) out.fixture = fixture;
     if (prep.declaredVersion !== undefined) out.declaredVersion = prep.declaredVersion;

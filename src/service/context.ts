@@ -30,6 +30,9 @@ import { FixtureValueError, formatValuePath } from '../core/fixture/values';
 import { getTokenizer } from '../core/tokens';
 import { relative } from '../core/paths';
 import { checkTemplateName } from './templates';
+import { redactSecrets } from '../core/text/secrets';
+import { normaliseValues, redactDeep } from '../lib/values';
+import type { SlotKinds } from '../lib/values';
 
 export interface Reply {
   status: number;
@@ -45,14 +48,28 @@ export interface ContextDeps {
   onAssembled?: () => void;
 }
 
+/**
+ * An error answer. Its message and path are redacted: they may quote what the request sent (a
+ * field name, a template name, a model name), and a secret sent by mistake must not come back.
+ */
 export function errorReply(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Reply {
-  return { status, body: { error: { code, message, ...extra } } };
+  const e: Record<string, unknown> = { code, message: redactSecrets(message) };
+  for (const [k, v] of Object.entries(extra)) e[k] = typeof v === 'string' ? redactSecrets(v) : v;
+  return { status, body: { error: e } };
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Slot kinds whose list values are candidates with text (tool slots may hold function definitions as data). */
 const LIST_KINDS = new Set(['evidence', 'history', 'memory', 'examples']);
+
+/** Absolute paths in a message (`/srv/app/prompts/x.yaml`), for paths outside the root. */
+const ABSOLUTE_PATH = /(?<![\w.:/~-])\/(?:[^\s'"`,;:()[\]{}<>|/]+\/)+([^\s'"`,;:()[\]{}<>|/]*)/g;
+
+/** A path or message with the server's layout taken out: root-relative inside the root, the file name alone outside it. */
+export function publicText(text: string, root: string): string {
+  return text.split(root + '/').join('').replace(ABSOLUTE_PATH, (_m, base: string) => base);
+}
 
 /** The slot the query fills. */
 function querySlot(info: ReturnType<Workspace['describe']>): string | undefined {
@@ -126,8 +143,13 @@ export function relativeTrace(trace: Trace, root: string): Trace {
   return t;
 }
 
+/** Most findings in one response; the rest are counted in a last summary finding. */
+export const MAX_PUBLIC_FINDINGS = 200;
+
 function publicFindings(findings: readonly Finding[], root: string): Array<{ rule: string; severity: string; message: string; path: string }> {
-  return findings.slice(0, 200).map((f) => ({ rule: f.rule, severity: f.severity, message: f.message.split(root + '/').join(''), path: f.path.startsWith(root + '/') ? relative(root, f.path) : f.path.replace(/^.*\//, '') }));
+  const out = findings.slice(0, MAX_PUBLIC_FINDINGS).map((f) => ({ rule: f.rule, severity: f.severity, message: redactSecrets(publicText(f.message, root)), path: f.path.startsWith(root + '/') ? relative(root, f.path) : f.path.replace(/^.*\//, '') }));
+  if (findings.length > MAX_PUBLIC_FINDINGS) out.push({ rule: 'findings-capped', severity: 'info', message: `${findings.length - MAX_PUBLIC_FINDINGS} more findings are not listed (only the first ${MAX_PUBLIC_FINDINGS} are).`, path: out[0]?.path ?? '' });
+  return out;
 }
 
 export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
@@ -136,13 +158,27 @@ export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
   const ws = deps.workspace;
   try {
     const info = ws.describe(t.relative, { model: req.model });
-    const slots: Record<string, unknown> = { ...(req.slots ?? {}) };
+    // Own properties only, without a prototype: a slot named `__proto__` or `constructor` is a name like any other.
+    const slots: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(req.slots ?? {})) slots[k] = v;
     if (req.query !== undefined) {
       const q = querySlot(info);
       if (!q) return errorReply(400, 'invalid_request', `query: template '${t.relative}' has no slot for the query (a slot of kind user, or one named question or query)`, { path: 'query' });
-      if (q in slots) return errorReply(400, 'invalid_request', `slots.${q}: conflicts with query, which fills '${q}'; give one of them`, { path: `slots.${q}` });
+      if (Object.hasOwn(slots, q)) return errorReply(400, 'invalid_request', `slots.${q}: conflicts with query, which fills '${q}'; give one of them`, { path: `slots.${q}` });
       slots[q] = req.query;
     }
+    // A request without a required slot would be answered with an empty section, as if it were complete.
+    for (const s of info.slots) {
+      if (!s.required || !s.used || (Object.hasOwn(slots, s.name) && slots[s.name] !== null)) continue;
+      const path = s.kind === 'user' && req.query === undefined && querySlot(info) === s.name ? 'query' : `slots.${s.name}`;
+      return errorReply(400, 'invalid_request', `${path}: the template '${t.relative}' requires the ${s.kind} slot '${s.name}'`, { path });
+    }
+    // List slots hold lists of items before any filter runs: one object or one string is a one-item
+    // list, so the tenant and product filters see it; history turns keep to the roles the slot allows.
+    const kinds: Record<string, { kind: (typeof info.slots)[number]['kind']; trust?: 'trusted' | 'untrusted' }> = Object.create(null) as Record<string, never>;
+    for (const s of info.slots) kinds[s.name] = { kind: s.kind, ...(s.trust ? { trust: s.trust } : {}) };
+    const shaped = normaliseValues(slots, kinds as SlotKinds);
+    for (const k of Object.keys(shaped)) Object.defineProperty(slots, k, { value: shaped[k], enumerable: true, writable: true, configurable: true });
     // Candidates of a list slot must have text: a list of objects without any would be typed as
     // data and printed as objects, never packed, counted or cited.
     for (const s of info.slots) {
@@ -164,6 +200,7 @@ export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
       ...(Object.keys(filters).length ? { filters } : {}),
       ...(req.max_input_tokens !== undefined ? { maxInputTokens: req.max_input_tokens } : {}),
       ...(req.now !== undefined ? { now: req.now } : {}),
+      ...(req.redact_secrets ? { redactSecrets: true } : {}),
     });
     deps.onAssembled?.();
     const trace = out.trace;
@@ -183,10 +220,14 @@ export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
       selection_log: log,
       rendered_messages: out.messages,
     };
+    // The explanation echoes ids, sources, titles and claims of the request: secrets in them are
+    // redacted (the messages and the provider body carry the content itself, redacted only with
+    // redact_secrets).
+    for (const k of ['evidence', 'citation_map', 'selection_log'] as const) body[k] = redactDeep(body[k]);
     if (out.request !== undefined) body.request = out.request;
     if (out.tools.length) body.tools = out.tools;
     body.findings = publicFindings(out.findings, deps.root);
-    body.trace = relativeTrace(trace, deps.root);
+    body.trace = redactDeep(relativeTrace(trace, deps.root));
     if (!out.ok) return { status: 422, body: { error: { code: 'does_not_fit', message: out.error ?? 'the request does not fit its input budget' }, ...body } };
     return { status: 200, body, remember: { contextId: id, evidence: suppliedEvidence(trace) } };
   } catch (e) {

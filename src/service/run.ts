@@ -2,21 +2,33 @@
  * The command line of the service, shared by `ctxlens serve` (src/cli/serve.ts) and
  * `node dist/service.js`: starts the context-assembly service over the templates under --root.
  * The first line on stdout is `listening on http://HOST:PORT` (with the bound port when --port 0
- * asked for a free one), so scripts and tests can read where it is. SIGINT and SIGTERM close the
- * server and end the process with 0.
+ * asked for a free one), so scripts and tests can read where it is. SIGINT and SIGTERM drain the
+ * server (stop accepting, let answers being written flush, cut what is unfinished after
+ * --drain-timeout) and end the process with 0.
+ *
+ * A bearer token comes from --token-file (the file's first line) or the CTXLENS_TOKEN environment
+ * variable, never from a flag (flags show in `ps`). Binding an address other than loopback without
+ * a token is refused.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_CACHE_SIZE, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, DEFAULT_RESPONSE_CACHE, createService } from './server';
+import { DEFAULT_CACHE_SIZE, DEFAULT_DRAIN_MS, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS, DEFAULT_PORT, DEFAULT_RESPONSE_CACHE, createService } from './server';
+import { MIN_TOKEN_LENGTH, isLoopback } from './guard';
+
+/** The environment variable holding the bearer token. */
+export const TOKEN_ENV = 'CTXLENS_TOKEN';
 
 interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
   cwd: string;
+  env?: Record<string, string | undefined>;
 }
 
-export const SERVE_USAGE = `ctxlens serve [--root DIR] [--host 127.0.0.1] [--port ${DEFAULT_PORT}] [--max-body 2mb] [--cache-size ${DEFAULT_CACHE_SIZE}] [--response-cache ${DEFAULT_RESPONSE_CACHE}] [--model M]`;
+export const SERVE_USAGE = `ctxlens serve [--root DIR] [--host 127.0.0.1] [--port ${DEFAULT_PORT}] [--max-body 2mb] [--cache-size ${DEFAULT_CACHE_SIZE}] [--response-cache ${DEFAULT_RESPONSE_CACHE}] [--model M]
+       [--token-file FILE] [--allow-host NAME]... [--max-connections ${DEFAULT_MAX_CONNECTIONS}] [--drain-timeout ${DEFAULT_DRAIN_MS / 1000}s]
+  The token may also come from $${TOKEN_ENV}; it is required when --host is not a loopback address.`;
 
 /** `2097152`, `512kb`, `2mb` as bytes. */
 export function parseSize(s: string): number | undefined {
@@ -33,14 +45,34 @@ function usage(io: Io, message: string): number {
   return 2;
 }
 
+/** `10s`, `500ms`, `2000` (milliseconds) as milliseconds. */
+export function parseDuration(s: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s)?$/i.exec(s.trim());
+  if (!m) return undefined;
+  const n = Math.round(Number(m[1]) * ((m[2] ?? 'ms').toLowerCase() === 's' ? 1000 : 1));
+  return n >= 0 ? n : undefined;
+}
+
 /** Starts the service; returns 0 once listening is under way, 2 on a usage error. */
 export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = { signals: true }): number {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     values = parseArgs({
       args,
       allowPositionals: false,
-      options: { root: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, 'max-body': { type: 'string' }, 'cache-size': { type: 'string' }, 'response-cache': { type: 'string' }, model: { type: 'string' } },
+      options: {
+        root: { type: 'string' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'max-body': { type: 'string' },
+        'cache-size': { type: 'string' },
+        'response-cache': { type: 'string' },
+        model: { type: 'string' },
+        'token-file': { type: 'string' },
+        'allow-host': { type: 'string', multiple: true },
+        'max-connections': { type: 'string' },
+        'drain-timeout': { type: 'string' },
+      },
     }).values;
   } catch (e) {
     return usage(io, (e as Error).message);
@@ -55,12 +87,36 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
   if (!Number.isInteger(cacheSize) || cacheSize < 0) return usage(io, '--cache-size takes a whole number (0 turns the context_id cache off)');
   const responseCache = values['response-cache'] === undefined ? DEFAULT_RESPONSE_CACHE : Number(values['response-cache']);
   if (!Number.isInteger(responseCache) || responseCache < 0) return usage(io, '--response-cache takes a whole number (0 turns the response cache off)');
-  const service = createService({ root, host: (values.host as string | undefined) ?? DEFAULT_HOST, port, maxBody, cacheSize, responseCache, defaultModel: values.model as string | undefined });
+  const maxConnections = values['max-connections'] === undefined ? DEFAULT_MAX_CONNECTIONS : Number(values['max-connections']);
+  if (!Number.isInteger(maxConnections) || maxConnections < 1) return usage(io, '--max-connections takes a whole number of at least 1');
+  const drainMs = values['drain-timeout'] === undefined ? DEFAULT_DRAIN_MS : parseDuration(values['drain-timeout'] as string);
+  if (drainMs === undefined) return usage(io, '--drain-timeout takes a duration such as 10s or 500ms');
+  const host = (values.host as string | undefined) ?? DEFAULT_HOST;
+  const allowHosts = (values['allow-host'] as string[] | undefined) ?? [];
+  if (allowHosts.some((h) => !/^[A-Za-z0-9.\-:[\]]{1,253}$/.test(h))) return usage(io, '--allow-host takes a host name or address (no scheme, port or path)');
+
+  let token: string | undefined;
+  const tokenFile = values['token-file'] as string | undefined;
+  if (tokenFile !== undefined) {
+    try {
+      token = (fs.readFileSync(path.resolve(io.cwd, tokenFile), 'utf8').split(/\r?\n/)[0] ?? '').trim();
+    } catch {
+      return usage(io, `--token-file ${tokenFile} cannot be read`);
+    }
+  } else {
+    const fromEnv = (io.env ?? process.env)[TOKEN_ENV];
+    if (fromEnv !== undefined && fromEnv.trim() !== '') token = fromEnv.trim();
+  }
+  // The token's value never appears in a message: only its length is mentioned.
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) return usage(io, `the token is ${token.length} characters long; give at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 32)`);
+  if (!isLoopback(host) && token === undefined) return usage(io, `--host ${host} is reachable from other machines; give a bearer token with --token-file FILE or $${TOKEN_ENV} (or bind 127.0.0.1)`);
+
+  const service = createService({ root, host, port, maxBody, cacheSize, responseCache, defaultModel: values.model as string | undefined, allowHosts, maxConnections, ...(token !== undefined ? { token } : {}) });
   service
     .listen()
     .then((a) => {
       io.out(`listening on ${a.url}\n`);
-      io.err(`ctxlens serve: templates under ${root}; POST /v1/context, POST /v1/validate, GET /healthz, GET /metrics\n`);
+      io.err(`ctxlens serve: templates under ${root}; POST /v1/context, POST /v1/validate, GET /healthz, GET /metrics${token !== undefined ? '; bearer token required (except /healthz)' : ''}\n`);
     })
     .catch((e: NodeJS.ErrnoException) => {
       io.err(`ctxlens serve: cannot listen: ${e.code === 'EADDRINUSE' ? `port ${port} is in use` : e.message}\n`);
@@ -68,7 +124,7 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
     });
   if (opts.signals !== false) {
     const stop = () => {
-      void service.close().then(() => process.exit(process.exitCode ?? 0));
+      void service.drain(drainMs).then(() => process.exit(process.exitCode ?? 0));
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -24,6 +24,7 @@ export const ContextRequestSchema = z
     model: id('model').optional(),
     provider: z.enum(PROVIDERS as [Provider, ...Provider[]], { error: `expected provider to be one of ${PROVIDERS.join(', ')}` }).optional(),
     slots: z.record(z.string().min(1).max(256), z.unknown(), { error: 'expected slots as an object of slot name -> value' }).optional(),
+    redact_secrets: z.boolean({ error: 'expected redact_secrets as true or false' }).optional(),
     now: z.iso.datetime({ offset: true, error: 'expected now as an ISO 8601 date-time such as 2026-09-01T00:00:00Z' }).optional(),
   })
   .strict();

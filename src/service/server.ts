@@ -7,14 +7,21 @@
  *   GET  /healthz       liveness: {"status":"ok"}
  *   GET  /metrics       Prometheus text format (metrics.ts)
  *
- * Bodies are JSON, at most `maxBody` bytes (413 beyond, without reading the rest); malformed JSON
- * and invalid fields are 400 with the path of the field; errors are `{ "error": { code, message,
- * path? } }`. The server binds 127.0.0.1 unless told otherwise and reads nothing outside --root.
+ * Bodies are JSON, at most `maxBody` bytes (413 beyond); malformed JSON and invalid fields are 400
+ * with the path of the field; errors are `{ "error": { code, message, path? } }`. The server binds
+ * 127.0.0.1 unless told otherwise and reads nothing outside --root.
+ *
+ * Network posture (docs/security.md): every request's `Host` and `Origin` must name the bound
+ * address or an allowed name (guard.ts); with a token, every route but `/healthz` needs
+ * `Authorization: Bearer <token>`; connections are capped and timed out; the caches are bounded by
+ * bytes; `drain()` stops accepting, lets answers being written flush, cuts what is still
+ * unfinished after a deadline and resolves.
  */
 import * as fs from 'node:fs';
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import * as net from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import * as nodePath from 'node:path';
 import { openWorkspace } from '../lib/workspace';
 import { checkCitations, suppliedEvidence } from '../lib/evidence';
@@ -25,6 +32,8 @@ import { contextReply, errorReply } from './context';
 import { checkTemplateName } from './templates';
 import type { Reply } from './context';
 import { Lru } from './lru';
+import { BearerToken, checkHostAndOrigin } from './guard';
+import { redactSecrets } from '../core/text/secrets';
 import { Metrics } from './metrics';
 import { ContextRequestSchema, ValidateRequestSchema, firstIssue } from './schema';
 
@@ -34,6 +43,15 @@ export const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
 export const DEFAULT_CACHE_SIZE = 1000;
 export const DEFAULT_RESPONSE_CACHE = 256;
 export const DEFAULT_REVALIDATE_MS = 500;
+/** Bytes of the response cache (its entries are whole response bodies, megabytes each at most). */
+export const DEFAULT_RESPONSE_CACHE_BYTES = 64 * 1024 * 1024;
+/** Bytes of the `context_id` evidence cache. */
+export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_MAX_CONNECTIONS = 256;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+export const DEFAULT_DRAIN_MS = 10_000;
 
 export interface ServiceOptions {
   /** Folder of the templates (default: the current folder). */
@@ -51,6 +69,22 @@ export interface ServiceOptions {
   responseCache?: number;
   /** Milliseconds a template's files are trusted without re-reading them (an edit is seen within this). */
   revalidateMs?: number;
+  /** Byte budget of the response cache. */
+  responseCacheBytes?: number;
+  /** Byte budget of the `context_id` evidence cache. */
+  cacheBytes?: number;
+  /** When set, every route but `/healthz` requires `Authorization: Bearer <token>`. */
+  token?: string;
+  /** More host names accepted in `Host` and `Origin` besides the bound address. */
+  allowHosts?: string[];
+  /** Open connections at most; more are closed at once. */
+  maxConnections?: number;
+  /** Milliseconds a client has to send the request headers. */
+  headersTimeoutMs?: number;
+  /** Milliseconds a client has to send the whole request (headers and body). */
+  requestTimeoutMs?: number;
+  /** Milliseconds an idle keep-alive connection stays open (behind a proxy: above the proxy's idle timeout). */
+  keepAliveTimeoutMs?: number;
 }
 
 export interface Service {
@@ -59,6 +93,11 @@ export interface Service {
   /** Starts listening; resolves with the bound address. */
   listen(): Promise<{ host: string; port: number; url: string }>;
   close(): Promise<void>;
+  /**
+   * Graceful stop: stops accepting connections, lets responses being written flush, closes idle
+   * connections, and after `deadlineMs` cuts whatever is still open (a slow body, a slow reader).
+   */
+  drain(deadlineMs?: number): Promise<void>;
   /** The request handler, for embedding the service in another server. */
   handle(req: http.IncomingMessage, res: http.ServerResponse): void;
 }
@@ -75,23 +114,38 @@ class BodyError extends Error {
   }
 }
 
-/** Reads the body up to `max` bytes; a declared or streamed size over it rejects with 413 at once. */
-function readBody(req: http.IncomingMessage, max: number): Promise<Buffer> {
+/**
+ * Reads the body up to `max` bytes. Beyond it the request is refused with 413, but only after the
+ * rest of the body was read and dropped (up to `discardMax` bytes): a server that answers and
+ * closes while the client is still sending resets the connection, and the reset often destroys the
+ * answer before the client reads it.
+ */
+function readBody(req: http.IncomingMessage, max: number, discardMax: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > max) {
-      reject(new BodyError(413, 'payload_too_large', `the body is ${declared} bytes, over the ${max}-byte limit`));
-      return;
-    }
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    let over: BodyError | undefined = Number.isFinite(declared) && declared > max ? new BodyError(413, 'payload_too_large', `the body is ${declared} bytes, over the ${max}-byte limit`) : undefined;
+    if (over && declared > discardMax) {
+      // Too much to read and drop: refuse now; the connection closes after the answer.
+      done = true;
+      reject(over);
+      req.resume();
+      return;
+    }
     req.on('data', (c: Buffer) => {
       if (done) return;
       size += c.length;
-      if (size > max) {
-        done = true;
-        reject(new BodyError(413, 'payload_too_large', `the body is over the ${max}-byte limit`));
+      if (over === undefined && size > max) {
+        over = new BodyError(413, 'payload_too_large', `the body is over the ${max}-byte limit`);
+        chunks.length = 0;
+      }
+      if (over !== undefined) {
+        if (size > discardMax) {
+          done = true;
+          reject(over);
+        }
         return;
       }
       chunks.push(c);
@@ -99,7 +153,8 @@ function readBody(req: http.IncomingMessage, max: number): Promise<Buffer> {
     req.on('end', () => {
       if (done) return;
       done = true;
-      resolve(Buffer.concat(chunks, size));
+      if (over) reject(over);
+      else resolve(Buffer.concat(chunks, size));
     });
     req.on('error', (e) => {
       if (done) return;
@@ -125,11 +180,19 @@ export function createService(options: ServiceOptions = {}): Service {
   const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
   const workspace = openWorkspace(root, { defaultModel: options.defaultModel, revalidateMs: options.revalidateMs ?? DEFAULT_REVALIDATE_MS });
   const metrics = new Metrics();
-  const recent = new Lru<string, SuppliedEvidence>(options.cacheSize ?? DEFAULT_CACHE_SIZE);
+  const recent = new Lru<string, SuppliedEvidence>(options.cacheSize ?? DEFAULT_CACHE_SIZE, options.cacheBytes ?? DEFAULT_CACHE_BYTES, evidenceBytes);
   // Seed 002's "fully assembled context" cache: the same request bytes against the same template
   // files give the same response, so it is served again while the template's binding is the same
   // object (a changed template, config or partial makes a new one). Only successful answers are kept.
-  const responses = new Lru<string, { binding: object; body: string; remember?: Reply['remember'] }>(options.responseCache ?? DEFAULT_RESPONSE_CACHE);
+  const responses = new Lru<string, { binding: object; body: string; remember?: Reply['remember'] }>(
+    options.responseCache ?? DEFAULT_RESPONSE_CACHE,
+    options.responseCacheBytes ?? DEFAULT_RESPONSE_CACHE_BYTES,
+    (e) => 2 * e.body.length + (e.remember ? evidenceBytes(e.remember.evidence) : 0),
+  );
+  const token = options.token !== undefined ? new BearerToken(options.token) : undefined;
+  const host = options.host ?? DEFAULT_HOST;
+  const policy = { bound: host, allow: (options.allowHosts ?? []).map((h) => h.toLowerCase()) };
+  let draining = false;
 
   const context = (raw: Buffer, body: unknown): Reply | { status: 200; text: string } => {
     const parsed = ContextRequestSchema.safeParse(body);
@@ -196,16 +259,26 @@ export function createService(options: ServiceOptions = {}): Service {
     });
     const fail = (e: unknown) => {
       if (e instanceof BodyError) {
-        // A refused body is not read any further: answer, then close the connection.
+        // After a 413 the connection is closed: what the client still sends is not read.
         sendJson(res, errorReply(e.status, e.code, e.message), e.status === 413 ? { connection: 'close' } : {});
-        if (e.status === 413) res.on('finish', () => req.destroy());
         return;
       }
-      process.stderr.write(`ctxlens serve: internal error on ${req.method} ${url}: ${(e as Error).stack ?? String(e)}\n`);
+      // The log line is redacted too: an exception's message can quote request values.
+      process.stderr.write(redactSecrets(`ctxlens serve: internal error on ${req.method} ${url.slice(0, 200)}: ${(e as Error).stack ?? String(e)}`) + '\n');
       if (!res.headersSent) sendJson(res, errorReply(500, 'internal', 'internal error; the service logged it'));
       else res.destroy();
     };
+    if (draining) res.shouldKeepAlive = false;
     try {
+      const guard = checkHostAndOrigin({ host: req.headers.host, origin: req.headers.origin }, policy);
+      if (!guard.ok) {
+        req.resume();
+        return sendJson(res, errorReply(guard.status, guard.code, guard.message), { connection: 'close' });
+      }
+      if (token && url !== '/healthz' && !token.matches(req.headers.authorization)) {
+        req.resume();
+        return sendJson(res, errorReply(401, 'unauthorized', 'this service requires Authorization: Bearer <token>'), { 'www-authenticate': 'Bearer realm="ctxlens"' });
+      }
       const method = ROUTES[url];
       if (!method) return sendJson(res, errorReply(404, 'not_found', `no route ${url}; routes: POST /v1/context, POST /v1/validate, GET /healthz, GET /metrics`));
       if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) return sendJson(res, errorReply(405, 'method_not_allowed', `${url} takes ${method}`), { allow: method });
@@ -216,7 +289,7 @@ export function createService(options: ServiceOptions = {}): Service {
         req.resume();
         return sendJson(res, errorReply(415, 'unsupported_media_type', `send the body as application/json (got ${type})`));
       }
-      readBody(req, maxBody)
+      readBody(req, maxBody, Math.max(8 * 1024 * 1024, 4 * maxBody))
         .then((buf) => {
           const body = parseJson(buf);
           if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BodyError(400, 'invalid_request', 'the body must be a JSON object');
@@ -230,14 +303,79 @@ export function createService(options: ServiceOptions = {}): Service {
     }
   };
 
-  // Idle keep-alive connections stay open longer than clients' own idle timeouts (undici: 4 s, most
-  // proxies: 60 s), so a client never sends a request on a socket the server is closing.
-  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 120_000 }, handle);
-  const host = options.host ?? DEFAULT_HOST;
+  // Slow clients are bounded at every stage: the headers (slowloris), the whole request (a body
+  // trickled byte by byte), an idle keep-alive connection, and a socket where nothing moves (a client
+  // that stops reading its answer). Behind a proxy, raise the keep-alive timeout above the proxy's
+  // idle timeout, so the proxy never sends a request on a socket the server is closing.
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout);
+  const server = http.createServer(
+    {
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+      headersTimeout,
+      requestTimeout,
+      connectionsCheckingInterval: Math.min(1000, headersTimeout),
+    },
+    handle,
+  );
+  server.timeout = requestTimeout;
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // Open sockets and whether a request is under way on each, for the drain.
+  const sockets = new Map<Socket, { busy: boolean }>();
+  server.on('connection', (socket: Socket) => {
+    const state = { busy: false };
+    sockets.set(socket, state);
+    socket.on('close', () => sockets.delete(socket));
+    if (draining) socket.end();
+  });
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const state = sockets.get(req.socket);
+    if (!state) return;
+    state.busy = true;
+    res.on('finish', () => {
+      state.busy = false;
+      // An idle socket of a draining server is closed once its answer is handed over; end()
+      // (unlike destroy) sends what is still buffered first.
+      if (draining) setImmediate(() => req.socket.end());
+    });
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // Malformed requests and timeouts: answer when the socket can still carry one, never echo the request.
+    if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+    const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+  });
+  let drained: Promise<void> | undefined;
+  const drain = (deadlineMs = DEFAULT_DRAIN_MS): Promise<void> =>
+    (drained ??= new Promise<void>((resolve) => {
+      draining = true;
+      // net.Server's close stops accepting without http.Server's closing of "idle" connections,
+      // which destroys sockets whose last answer is still in their write buffer.
+      let listening = true;
+      const finished = () => {
+        if (listening || sockets.size) return;
+        clearTimeout(timer);
+        resolve();
+      };
+      net.Server.prototype.close.call(server, () => {
+        listening = false;
+        finished();
+      });
+      for (const [socket, state] of sockets) {
+        socket.once('close', finished);
+        if (!state.busy) socket.end();
+      }
+      const timer = setTimeout(() => {
+        for (const socket of sockets.keys()) socket.destroy();
+      }, deadlineMs);
+      timer.unref?.();
+      finished();
+    }));
   return {
     server,
     metrics,
     handle,
+    drain,
     listen: () =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -254,4 +392,12 @@ export function createService(options: ServiceOptions = {}): Service {
         server.closeIdleConnections?.();
       }),
   };
+}
+
+/** Approximate bytes held by a supplied-evidence record (UTF-16 strings and per-entry overhead). */
+function evidenceBytes(e: SuppliedEvidence): number {
+  let n = 64;
+  for (const id of e.supplied) n += 2 * id.length + 16;
+  for (const k in e.omitted) n += 2 * (k.length + e.omitted[k].length) + 32;
+  return n;
 }

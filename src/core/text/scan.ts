@@ -100,7 +100,7 @@ function describeRun(cps: number[]): string {
     // Redacted before it is cut: hidden text can be a credential, and one cut short is not recognised.
     const clean = redactSecrets(decoded);
     const shown = clean.length > 60 ? `${clean.slice(0, 60)}…` : clean;
-    parts.push(`hidden tag text: '${shown}' (${tags.length} Unicode tag character${tags.length === 1 ? '' : 's'}, ${hex(Math.min(...tags))}–${hex(Math.max(...tags))})`);
+    parts.push(`hidden tag text: '${shown}' (${tags.length} Unicode tag character${tags.length === 1 ? '' : 's'}, ${hex(tags.reduce((a, b) => Math.min(a, b)))}–${hex(tags.reduce((a, b) => Math.max(a, b)))})`);
   }
   const counts = new Map<number, number>();
   for (const cp of cps) if (!isTag(cp)) counts.set(cp, (counts.get(cp) ?? 0) + 1);
