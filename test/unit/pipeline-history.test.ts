@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { assemble, remainderLines } from '../../src/core/assembly';
 import { computeBudget } from '../../src/core/budget';
-import { withRemainder } from '../../src/core/assembly/stages/budget';
+import { withRemainder } from '../../src/core/budget/remainder';
 import { contentWords, lexicalOverlap } from '../../src/core/assembly/stages/history';
 import type { ItemSpec } from './support/assemblyBuilders';
 import { chars4, config, configDoc, fixture, t, template, textOfTokens } from './support/assemblyBuilders';

@@ -29,7 +29,7 @@ import { prepare } from './stages/env';
 import { loadSlots } from './stages/load';
 import { DecisionLog } from './stages/log';
 import { runCandidates, runSelection } from './stages/slots';
-import { slotBudgets, withRemainder } from './stages/budget';
+import { slotBudgets } from './stages/budget';
 import { fitRequest } from './stages/request';
 import { checkRequest } from './stages/checks';
 import { buildTrace } from './stages/trace';
@@ -43,14 +43,13 @@ export { sha256 } from './sha256';
 export { canonicalJson } from './canonical';
 export { fitPrefix } from './fit';
 export type { AssembleInput } from './stages/env';
-export { historyRemainders, remainderLines, withRemainder } from './stages/budget';
+export { historyRemainders, remainderLines, withRemainder } from '../budget/remainder';
 
 /** Bumped whenever a change to the pipeline can change its output for the same inputs (part of the cache key). */
 export const ASSEMBLY_VERSION = 4;
 
 export function assemble(input: AssembleInput): AssemblyResult {
   const env = prepare(input);
-  withRemainder(env.budget, env.config);
   const { runs } = loadSlots(env);
   const log = new DecisionLog(runs.map((r) => r.state.name));
   runCandidates(env, runs, log); // load -> filter -> dedup -> conflicts -> score

@@ -16,9 +16,7 @@
 import type { Finding, FixtureDoc, FixtureValue, ConfigDoc, Tokenizer } from '../../types';
 import type { Omission, WorkItem } from '../item';
 import type { PipelineEnv } from './env';
-import type { SlotRun } from './load';
 import type { ConflictRecord } from './conflicts';
-import type { Selection } from './select';
 import { applyFilters } from '../filters';
 import { DEFAULT_SHINGLE, dedup, nearDedup } from '../dedup';
 import { rankItems, DEFAULT_WEIGHTS } from '../score';
@@ -27,25 +25,9 @@ import { loadItems } from './load';
 import { detectConflicts } from './conflicts';
 import { prepareHistory, selectHistory } from './history';
 import { selectItems } from './select';
-
-/** What load .. score produce for one slot. */
-export interface SlotCandidates {
-  total: number;
-  /** [fixture index, text] of items read from `{ file: ... }` references (hashed into the cache key). */
-  files: Array<[number, string]>;
-  /** Filter, dedup and supersession omissions, in stage order. */
-  omitted: Omission[];
-  /** Candidates after filters, dedup and supersession, in fixture order (what content findings look at). */
-  candidates: WorkItem[];
-  ranked: WorkItem[];
-  conflicts: ConflictRecord[];
-  /** Content findings, and the fixture and config document they were located against. */
-  findings: Finding[];
-  findingsFor?: FixtureDoc;
-  findingsConfig?: ConfigDoc;
-  /** Selections of these candidates, by budget settings. */
-  selections: Map<string, Selection>;
-}
+import { append } from '../append';
+import type { SlotRun, SlotCandidates, Selection } from './state';
+export type { SlotCandidates } from './state';
 
 const stageMemo = new WeakMap<Tokenizer, WeakMap<FixtureValue, Map<string, SlotCandidates>>>();
 /** Signatures kept per fixture value, and selections per entry (different slot settings tried in a session). */
@@ -93,21 +75,21 @@ export function slotCandidates(env: PipelineEnv, run: SlotRun, value: FixtureVal
     if (isList) {
       // ---- filter: hard gates (history turns are the requester's own: never filtered by tenant).
       const f = applyFilters(candidates, config.filters, now, history ? { tenantMissing: 'keep' } : {});
-      omitted.push(...f.omitted);
+      append(omitted, f.omitted);
       candidates = f.kept;
       // ---- dedup (history turns are never merged: "ok" twice is two turns), then conflicts.
       if (!history) {
         const d = dedup(candidates);
-        omitted.push(...d.omitted);
+        append(omitted, d.omitted);
         candidates = d.kept;
         if (config.dedup?.near !== undefined) {
           const n = nearDedup(candidates, config.dedup.near, config.dedup.shingle ?? DEFAULT_SHINGLE);
-          omitted.push(...n.omitted);
+          append(omitted, n.omitted);
           candidates = n.kept;
         }
         // Items out of scope by version or expiry are compared too: their disagreement is recorded as resolved by the filter.
         const c = detectConflicts(candidates, now, f.omitted);
-        omitted.push(...c.omitted);
+        append(omitted, c.omitted);
         candidates = c.kept;
         conflicts = c.conflicts;
       }

@@ -14,7 +14,6 @@ import type { ToolEntry } from '../../tools/definitions';
 import type { Allowlist } from '../../tools/allowlist';
 import type { WorkItem } from '../item';
 import type { PipelineEnv } from './env';
-import type { SlotRun } from './load';
 import type { DecisionLog } from './log';
 import type { AssembledRequest } from './request';
 import { finding } from '../../rules/registry';
@@ -24,6 +23,8 @@ import { coversOf } from './select';
 import { readToolSlot, validateTools } from '../../tools/definitions';
 import { allowlistOf, checkAllowed, checkTemplateTools } from '../../tools/allowlist';
 import { staleResults } from '../../tools/results';
+import { append } from '../append';
+import type { SlotRun } from './state';
 
 export function checkRequest(env: PipelineEnv, runs: readonly SlotRun[], request: AssembledRequest, log: DecisionLog): void {
   const reasons = new Map<WorkItem, OmitReason>();
@@ -117,10 +118,10 @@ function toolCheck(env: PipelineEnv, r: SlotRun, value: FixtureValue, fx: Fixtur
   const read = readToolSlot(r.state.name, value, fx, r.cfg?.tool);
   const check: ToolCheck = { read, findings: [] };
   if (read.definitions) {
-    check.findings.push(...validateTools(read.entries));
+    append(check.findings, validateTools(read.entries));
     if (list) {
       const a = checkAllowed(read.entries, list);
-      check.findings.push(...a.findings);
+      append(check.findings, a.findings);
       check.allowed = a.allowed;
     }
   }

@@ -15,11 +15,11 @@
 import type { Finding, OmitReason } from '../../types';
 import type { WorkItem } from '../item';
 import type { PipelineEnv } from './env';
-import type { SlotRun } from './load';
 import type { AssembledRequest } from './request';
 import { finding } from '../../rules/registry';
 import { configRelated } from '../findings';
 import { metaList, metaString } from '../item';
+import type { SlotRun } from './state';
 
 /** Every item a slot loaded: candidates and those omitted by its first stages. */
 function loaded(run: SlotRun): WorkItem[] {

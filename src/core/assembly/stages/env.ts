@@ -7,7 +7,8 @@ import type { ContextConfig } from '../../config/schema';
 import type { BudgetReport, ConfigDoc, FixtureDoc, ModelInfo, TemplateDoc, Tokenizer } from '../../types';
 import type { RenderOptions } from '../render';
 import type { FindingContext } from '../findings';
-import { computeBudget, formatTokens as fmt, modelFromConfig } from '../../budget';
+import { formatTokens as fmt, modelFromConfig } from '../../budget';
+import { budgetFor } from '../../budget/remainder';
 import { sha256 } from '../sha256';
 import { countsExact } from '../../tokens/exact';
 
@@ -37,6 +38,8 @@ export interface AssembleInput {
   render?: RenderOptions;
   /** No context config: the config is derived from the front matter, and the trace names none. */
   zeroConfig?: boolean;
+  /** The budget report of `config` (with history remainders), when the caller computed it already (a binding). */
+  budget?: BudgetReport;
 }
 
 export interface PipelineEnv {
@@ -69,7 +72,7 @@ export function prepare(input: AssembleInput): PipelineEnv {
   // `models` is read from there.
   const model = input.model ?? modelFromConfig(config);
   const exact = input.exact ?? countsExact(tokenizer, model, { configTokenizer: !!config.tokenizer, unknownModel: !!input.modelName && !model });
-  const budget = computeBudget(config, { model, tokenizer: { name: tokenizer.name, exact } });
+  const budget = input.budget ?? budgetFor(config, model, { name: tokenizer.name, exact });
   const shaCache = new Map<string, string>();
   const hash = (t: string): string => {
     let h = shaCache.get(t);

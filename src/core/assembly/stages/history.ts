@@ -18,28 +18,16 @@
  */
 import type { HistoryPolicy, SlotConfig } from '../../config/schema';
 import type { Omission, WorkItem } from '../item';
-import type { Picked } from './select';
 import { metaList, timeOf } from '../item';
 import { pack } from '../pack';
 import { resolveAmount } from '../../budget';
+import { HYBRID_SHARES } from '../../budget/remainder';
 import { normalizeForDedup } from '../normalize';
+import { append } from '../append';
+import type { HistoryPart, HistoryPlan, HistorySelection } from './state';
+export type { HistoryPart, HistoryPlan, HistorySelection } from './state';
 
-export type HistoryPart = 'recent' | 'summary' | 'retrieved';
-
-/** Shares of a hybrid policy when the slot declares none. */
-export const HYBRID_SHARES = { recent: '60%', summary: '25%', retrieved: '15%' } as const;
-
-export interface HistoryPlan {
-  policy: HistoryPolicy;
-  budget: number;
-  recent?: { budget: number; used: number; kept: number };
-  summary?: { budget: number; used: number; kept: number };
-  retrieved?: { budget: number; used: number; kept: number };
-  /** Budget left after the recent turns. */
-  leftAfterRecent?: number;
-  /** The part that kept each item. */
-  parts: Map<WorkItem, HistoryPart>;
-}
+export { HYBRID_SHARES };
 
 const isSummary = (it: WorkItem): boolean => metaList(it, 'summary_of').length > 0;
 
@@ -97,11 +85,6 @@ export function prepareHistory(candidates: readonly WorkItem[], policy: HistoryP
   }
 }
 
-export interface HistorySelection {
-  picked: Picked;
-  plan?: HistoryPlan;
-}
-
 /**
  * Selects a history slot's items. `recentFirst` is every candidate, most recent first; `budget`
  * the slot's resolved budget (undefined: uncapped).
@@ -143,7 +126,7 @@ export function selectHistory(recentFirst: readonly WorkItem[], cfg: SlotConfig 
     if (policy === 'window') {
       const p = pack(turns, budget, overhead, packPolicy, maxItems);
       for (const i of p.kept) take(i, 'recent');
-      omitted.unshift(...p.omitted);
+      append(omitted, append(p.omitted.slice(), omitted.splice(0)));
       plan.recent = partStats('recent', cap);
     } else {
       // Best first; equal relevance, the more recent first (recentFirst order).
@@ -151,7 +134,7 @@ export function selectHistory(recentFirst: readonly WorkItem[], cfg: SlotConfig 
       const relevant = turns.filter((t) => (t.score ?? 0) > 0).sort((a, b) => (b.score ?? 0) - (a.score ?? 0) || pos.get(a)! - pos.get(b)!);
       const p = pack(relevant, budget, overhead, packPolicy, maxItems);
       for (const i of p.kept) take(i, 'retrieved');
-      omitted.unshift(...p.omitted, ...turns.filter((t) => (t.score ?? 0) <= 0).map((t): Omission => ({ item: t, reason: 'not-relevant' })));
+      append(omitted, append(append(p.omitted.slice(), turns.filter((t) => (t.score ?? 0) <= 0).map((t): Omission => ({ item: t, reason: 'not-relevant' }))), omitted.splice(0)));
       plan.retrieved = partStats('retrieved', cap);
     }
     return { picked: { kept, omitted, used }, plan };

@@ -8,52 +8,19 @@ import type { FixtureItem, FixtureValue, OrderPolicy, TemplateNode, Tokenizer } 
 import type { WorkItem } from '../item';
 import type { SlotState } from '../render';
 import type { PipelineEnv } from './env';
-import type { SlotCandidates } from './candidates';
-import type { Selection } from './select';
 import { effectiveTrust } from '../../rules/templateRules';
 import { fromFixtureItem } from '../item';
-
-/** One slot as it runs through the pipeline. */
-export interface SlotRun {
-  state: SlotState;
-  /** Position among the slots (the last tie-breaker of the drop order). */
-  order: number;
-  cfg?: SlotConfig;
-  /** The template uses the slot. */
-  used: boolean;
-  required: boolean;
-  priority: number;
-  orderPolicy: OrderPolicy;
-  /** History slots: the policy as configured (undefined: the sliding window of earlier versions). */
-  policy?: HistoryPolicy;
-  /** Resolved budget (budget stage); undefined when the slot is not capped. */
-  budget?: number;
-  /** Per-item overhead: list slots and labelled slots pay the envelope. */
-  overhead: number;
-  value?: FixtureValue;
-  /** Items in the fixture value. */
-  total: number;
-  /** Filter .. score (memoized per fixture value). */
-  candidates?: SlotCandidates;
-  /** Budget .. select (memoized per candidates and budget). */
-  selection?: Selection;
-  /** Candidates after filters, dedup and supersession, in priority order (best first; most recent first for history). */
-  ranked: WorkItem[];
-  /** Kept by selection, in priority order. */
-  packed: WorkItem[];
-  packIndex: Map<WorkItem, number>;
-}
-
-export interface LoadedSlots {
-  runs: SlotRun[];
-  /** Slot names by the template's use (history markers included). */
-  used: Set<string>;
-}
+import type { SlotRun, LoadedSlots } from './state';
+export type { SlotRun, LoadedSlots } from './state';
 
 export function loadSlots(env: PipelineEnv): LoadedSlots {
   const { template, config, fixture } = env;
   const usedSlots = new Set<string>(template.uses.map((u) => u.slot));
   for (const m of template.messages) collectHistory(m.nodes, usedSlots);
+  // dotprompt gives every template the conversation (`data.messages`) and inserts it without a
+  // `{{history}}` marker (insertHistory): the first history slot is used whether it is named or not.
+  const dotpromptHistory = template.format === 'prompt' ? Object.entries(config.slots ?? {}).find(([, c]) => c?.kind === 'history')?.[0] : undefined;
+  if (dotpromptHistory !== undefined) usedSlots.add(dotpromptHistory);
   const names = [...Object.keys(config.slots ?? {})];
   for (const s of usedSlots) if (!(s in (config.slots ?? {}))) names.push(s);
 

@@ -12,7 +12,6 @@ import type { Finding, RenderedMessage, TemplateDoc } from '../../types';
 import type { WorkItem } from '../item';
 import type { Probe, RenderIssue, Rendered } from '../render';
 import type { PipelineEnv } from './env';
-import type { SlotRun } from './load';
 import type { DecisionLog } from './log';
 import { finding } from '../../rules/registry';
 import { formatTokens as fmt } from '../../budget';
@@ -21,6 +20,8 @@ import { configRelated, listIds, lostInTheMiddle, slotLocation } from '../findin
 import { fitPrefix } from '../fit';
 import { orderItems } from '../order';
 import { Renderer } from '../render';
+import { append } from '../append';
+import type { SlotRun } from './state';
 
 export interface AssembledRequest {
   ok: boolean;
@@ -43,7 +44,7 @@ export function fitRequest(env: PipelineEnv, runs: readonly SlotRun[], log: Deci
 
   // ---- The drop sequence: lowest priority first.
   const dropSeq: WorkItem[] = [];
-  for (const r of runs) if (r.used && !r.required) dropSeq.push(...r.packed);
+  for (const r of runs) if (r.used && !r.required) append(dropSeq, r.packed);
   const keepValue = (r: SlotRun, i: WorkItem) => (r.state.kind === 'history' ? 0 : (i.score ?? 0));
   dropSeq.sort((a, b) => {
     const ra = runOf.get(a.slot)!;

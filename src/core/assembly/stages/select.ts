@@ -22,34 +22,8 @@ import type { Omission, WorkItem } from '../item';
 import { fingerprintOf, metaList } from '../item';
 import { pack } from '../pack';
 import { sketchOverlap } from '../fingerprint';
-import type { HistoryPlan } from './history';
-
-/** What a selection keeps (in priority order) and omits, and the tokens it uses with overhead. */
-export interface Picked {
-  kept: WorkItem[];
-  omitted: Omission[];
-  used: number;
-}
-
-export interface Selection {
-  /** Tokens of every ranked item with its overhead. */
-  cost: number;
-  /** Undefined for a required slot (never cut). */
-  picked?: Picked;
-  history?: HistoryPlan;
-  /** Subtopics each item was picked for first. */
-  coverFor: Map<WorkItem, string>;
-  /** Marginal value per token at the time each item was selected (`select: value-per-token`). */
-  valuePerToken: Map<WorkItem, number>;
-}
-
-export interface SelectOptions {
-  budget?: number;
-  overhead: number;
-  cfg?: SlotConfig;
-  /** Novelty weight of the selection score, for marginal value. */
-  novelty: number;
-}
+import type { Selection, SelectOptions } from './state';
+export type { Picked, Selection, SelectOptions } from './state';
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 /** Smallest word hashes of a sketch used as keys, and selected items compared per key. */

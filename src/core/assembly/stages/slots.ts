@@ -4,12 +4,12 @@
  * conflicts, the history plan, and `slot-overflow` when a fixture gives a slot more than its budget.
  */
 import type { PipelineEnv } from './env';
-import type { SlotRun } from './load';
 import type { DecisionLog } from './log';
 import { finding } from '../../rules/registry';
 import { formatTokens as fmt } from '../../budget';
 import { configRelated, contentFindings, listIds, slotLocation } from '../findings';
 import { slotCandidates, slotSelection } from './candidates';
+import type { SlotRun } from './state';
 
 /** Load .. score for every used slot with a list or text value. */
 export function runCandidates(env: PipelineEnv, runs: readonly SlotRun[], log: DecisionLog): void {
