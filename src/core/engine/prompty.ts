@@ -1,26 +1,62 @@
 /**
- * The Prompty engine: what Prompty's Python runtime (microsoft/prompty, runtime/prompty) renders
- * for a `.prompty` file and its inputs.
+ * The Prompty engine: what Prompty's Python runtimes render for a `.prompty` file and its inputs,
+ * one engine per runtime line, because the two lines users run disagree on almost every step.
  *
- * - The file is read like `open(path).read()` (universal newlines: \r\n and \r become \n).
- * - utils.parse's front matter regex gives the body.
- * - The body is rendered by Jinja2 (jinja/: an interpreter with the semantics of
- *   ImmutableSandboxedEnvironment(loader=DictLoader(templates)) and default settings).
- * - PromptyChatParser splits the rendered text into messages: `str.splitlines()`, role boundary
- *   lines, `![thread]`, `role[key=value]:` arguments, and markdown images into media parts.
+ * - **0.1.x** (the `prompty` 0.1 releases; files with `model.api` / `model.configuration`,
+ *   `sample:`): utils.parse's front matter regex gives the body; Jinja2 renders it
+ *   (ImmutableSandboxedEnvironment, trailing newline dropped) or Prompty's own mustache.py does;
+ *   PromptyChatParser splits the text with a role-line regex (`# system:` included), drops empty
+ *   chunks, strips every message (`chunks[i+1].strip()`), and turns `![alt](url)` into image parts
+ *   (local files inlined as base64 data URLs).
+ * - **v2** (`prompty` 2.x; files with `model.id`, `inputs.*.kind`, `template: {format, parser}`):
+ *   the same Jinja2 with keep_trailing_newline; strict mode (the default) writes a nonce into every
+ *   literal role line before rendering and refuses a role line without it; the parser reads
+ *   `str.splitlines()` lines, strips only the newlines at a message's edges, keeps role
+ *   attributes as metadata (strict off), and leaves images as text; `thread`, `image`, `file` and
+ *   `audio` inputs are markers in the text that become messages or media parts afterwards.
  *
- * Mustache templates (`template: mustache`, rendered by chevron) are reported as unsupported.
+ * The caller passes the values the runtime would render with (see `promptyRuntimeInputs` for the
+ * runtimes' own rules on `sample:`, defaults and examples). What cannot be reproduced is a located
+ * `unsupported-feature` issue; a print whose text cannot be known (a memory address) is rendered
+ * with a placeholder and reported, so the rest of the request still renders.
  */
+import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import type { Span } from '../types';
-import { Interpreter, compileTemplate, unitOf, type Unit } from './jinja/interpreter';
+import { Interpreter, compileTemplate, unitOf, type RenderNote, type Unit } from './jinja/interpreter';
 import { PY_WS, codePoints, pySplitlines, pyStrip } from './jinja/pystr';
-import { LimitError, PyDict, PyError, Unsupported, fromJs, type PyValue } from './jinja/values';
+import { LimitError, PyDict, PyError, PyFloat, Unsupported, fromJs, pyStr as pyStrOf, type PyValue } from './jinja/values';
+import { renderMustache, MustacheError, type MustacheDialect } from './mustache';
 import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from './types';
 
+/** The runtime line a file follows. */
+export type PromptyLine = '0.1' | 'v2';
+
+/** How the trace, the hover and the preview name a runtime line. */
+export const PROMPTY_LINE_LABEL: Record<PromptyLine, string> = { '0.1': 'Prompty 0.1.x', v2: 'Prompty v2' };
+
 export interface PromptyOptions {
+  /** Overrides the engine the front matter names (`template:`). */
   templateType?: 'jinja2' | 'mustache';
   /** Sources of other templates by name, for {% include "x" %} / {% import %} / {% extends %} (the caller reads them). */
   templates?: Record<string, string>;
+  /** The runtime line; by default the one the front matter's format targets (`promptyLineOf`). */
+  line?: PromptyLine;
+  /**
+   * Reads a file next to the template (path relative to its folder), for 0.1.x's local images.
+   * Without it a local image is reported, not inlined.
+   */
+  readFile?: (relativePath: string) => string | undefined;
+  /** The application's environment, for load checks of `${env:…}` references (the analysis gives none). */
+  env?: (name: string) => string | undefined;
+}
+
+/** An engine result with what the runtime line adds. */
+export interface PromptyResult extends EngineResult {
+  line: PromptyLine;
+  /** 0.1.x with `model.api` other than chat or `parser: NOOP`: the runtime returns the rendered text, not messages. */
+  notChat?: boolean;
+  /** False when a placeholder stands for text the runtime would print differently. */
+  exact: boolean;
 }
 
 /** Largest `.prompty` source the engine reads. */
@@ -70,9 +106,127 @@ function toSource(t: Text, offset: number): number {
 
 /** utils.parse: `^\s*(?:---|\+\+\+)(.*?)(?:---|\+\+\+)\s*(.+)$` with re.S | re.M, searched. */
 const FRONT_MATTER = new RegExp(`(?<![^\\n])[${PY_WS}]*(?:---|\\+\\+\\+)([\\s\\S]*?)(?:---|\\+\\+\\+)[${PY_WS}]*([\\s\\S]+)(?![^\\n])`);
+/** v2 opens the front matter with `---` only. */
+const FRONT_MATTER_V2 = new RegExp(`(?<![^\\n])[${PY_WS}]*---([\\s\\S]*?)(?:---|\\+\\+\\+)[${PY_WS}]*([\\s\\S]+)(?![^\\n])`);
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** The front matter as plain data (undefined when it is not a YAML mapping), typed as PyYAML types it. */
+function frontMatterData(yamlText: string): Record<string, unknown> | undefined {
+  if (FM_CACHE.has(yamlText)) return FM_CACHE.get(yamlText);
+  let out: Record<string, unknown> | undefined;
+  // Front matters the analysis reads are bounded there; here a very large one is not typed.
+  if (yamlText.length <= MAX_FRONT_MATTER) {
+    try {
+      const doc = parseDocument(yamlText, { version: '1.1', logLevel: 'silent', uniqueKeys: false });
+      if (doc.errors.length) out = { [YAML_ERROR]: doc.errors[0].message };
+      else {
+        const d = pyYamlValue(doc.contents, 0, doc);
+        out = isRecord(d) ? d : undefined;
+      }
+    } catch {
+      out = undefined;
+    }
+  }
+  if (FM_CACHE.size >= 16) FM_CACHE.delete(FM_CACHE.keys().next().value as string);
+  FM_CACHE.set(yamlText, out);
+  return out;
+}
+
+/** Key of the data standing for a front matter YAML cannot parse (the message is its value). */
+const YAML_ERROR = '\u0000yaml-error';
+
+/** Every render of a file reads its front matter; the assembly renders the same file several times. */
+const FM_CACHE = new Map<string, Record<string, unknown> | undefined>();
+const MAX_FRONT_MATTER = 200_000;
+
+/** PyYAML's implicit float and int patterns (YAML 1.1): `1e3` is a string there, `1.0e+3` a float. */
+const PY_YAML_FLOAT = /^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
+const PY_YAML_INT = /^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$/;
+const PY_YAML_BOOL = /^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$/;
+
+/** A value Python prints as `text` (a date, a datetime, bytes). */
+class PyText {
+  constructor(private readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+function pad(n: number, w = 2): string {
+  return String(n).padStart(w, '0');
+}
+
+/** str() of the date or datetime PyYAML makes of a timestamp. */
+function timestampText(source: string, d: Date): string {
+  if (/^\d{4}-\d\d?-\d\d?$/.test(source)) return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+  const tz = /(Z|[-+]\d\d?(?::?\d\d)?)$/.exec(source.trim());
+  let offsetMin = 0;
+  let suffix = '';
+  if (tz) {
+    if (tz[1] === 'Z') suffix = '+00:00';
+    else {
+      const m = /^([-+])(\d\d?)(?::?(\d\d))?$/.exec(tz[1])!;
+      offsetMin = (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0));
+      suffix = `${m[1]}${pad(Number(m[2]))}:${pad(Number(m[3] ?? 0))}`;
+    }
+  }
+  const local = new Date(d.getTime() + offsetMin * 60_000);
+  const ms = local.getUTCMilliseconds();
+  return `${local.getUTCFullYear()}-${pad(local.getUTCMonth() + 1)}-${pad(local.getUTCDate())} ${pad(local.getUTCHours())}:${pad(local.getUTCMinutes())}:${pad(local.getUTCSeconds())}${ms ? '.' + pad(ms * 1000, 6) : ''}${suffix}`;
+}
+
+/** A YAML node as PyYAML's safe-ish loader would type it, as plain values (floats as PyFloat). */
+function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed): unknown {
+  if (depth > 64) return null;
+  if (isMap(node)) {
+    const out: Record<string, unknown> = {};
+    for (const pair of node.items) {
+      const k = pyYamlValue(pair.key, depth + 1, doc);
+      Object.defineProperty(out, k instanceof PyFloat ? String(k.v) : String(k), { value: pyYamlValue(pair.value, depth + 1, doc), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  if (isSeq(node)) return node.items.map((x) => pyYamlValue(x, depth + 1, doc));
+  if (isAlias(node)) return pyYamlValue(node.resolve(doc), depth + 1, doc);
+  if (!isScalar(node)) return null;
+  const v = node.value;
+  const src = typeof node.source === 'string' ? node.source : undefined;
+  if (node.tag === 'tag:yaml.org,2002:float') return new PyFloat(Number(v));
+  if (node.tag === 'tag:yaml.org,2002:str') return String(v);
+  if (typeof v === 'boolean' && src !== undefined && node.type === 'PLAIN' && !PY_YAML_BOOL.test(src)) return src;
+  if (typeof v === 'number' && src !== undefined && node.type === 'PLAIN') {
+    if (PY_YAML_FLOAT.test(src)) return new PyFloat(v);
+    if (!PY_YAML_INT.test(src)) return src;
+    return v;
+  }
+  if (v instanceof Date) return new PyText(timestampText(src ?? '', v));
+  if (v instanceof Uint8Array) return new PyText(`b'${Array.from(v, (b) => (b >= 0x20 && b < 0x7f && b !== 0x27 && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('')}'`);
+  return v;
+}
+
+/**
+ * The runtime line a front matter targets: v2 for its keys (`model` as a string or with `id`,
+ * `template` as a mapping with `format`/`parser`, `inputs` as a list or with `kind`), else 0.1.x.
+ */
+export function promptyLineOf(fm: unknown): PromptyLine {
+  if (!isRecord(fm)) return '0.1';
+  const model = fm.model;
+  if (typeof model === 'string') return 'v2';
+  if (isRecord(model)) {
+    if ('id' in model) return 'v2';
+    if ('api' in model || 'configuration' in model) return '0.1';
+  }
+  if (isRecord(fm.template) && ('format' in fm.template || 'parser' in fm.template)) return 'v2';
+  if (Array.isArray(fm.inputs)) return 'v2';
+  if (isRecord(fm.inputs)) for (const v of Object.values(fm.inputs)) if (isRecord(v) && 'kind' in v) return 'v2';
+  return '0.1';
+}
 
 // ---------------------------------------------------------------------------
-// PromptyChatParser
+// Role-word matching as Python's (?i) does it
 // ---------------------------------------------------------------------------
 
 /** Characters `(?i)` lets match each letter of the role names (Python's re, including İ ı ſ). */
@@ -80,110 +234,112 @@ const CASE: Record<string, string> = { i: 'Iiİı', s: 'Ssſ' };
 function caseless(word: string): string {
   return [...word].map((c) => `[${CASE[c] ?? c.toUpperCase() + c}]`).join('');
 }
-const ROLES = ['assistant', 'function', 'system', 'user', 'tools'];
-const BOUNDARY_HEAD = new RegExp(`^[${PY_WS}]*#?[${PY_WS}]*(?:${ROLES.map(caseless).join('|')})`, 'u');
-const BOUNDARY_PLAIN_TAIL = new RegExp(`^[${PY_WS}]*:[${PY_WS}]*$`, 'u');
-const BRACKET_TAIL = new RegExp(`\\][${PY_WS}]*:[${PY_WS}]*$`, 'u');
-const WORD = /^[\p{L}\p{N}_]$/u;
-const SPACE = new RegExp(`^[${PY_WS}]$`, 'u');
+const WS = `[${PY_WS}]`;
+const WORD_CLASS = '[\\p{L}\\p{N}_]';
+
+// ---------------------------------------------------------------------------
+// Markdown images (0.1.x): `(?P<alt>!\[[^\]]*\])\((?P<filename>.*?)(?=\"|\))\)`, linearly
+// ---------------------------------------------------------------------------
+
+interface ImageMatch {
+  start: number;
+  end: number;
+  alt: string;
+  filename: string;
+}
 
 /**
- * Does `x` match `((\w+)*\s*=\s*"?([^"]*)"?\s*(,?)\s*)+` entirely? A linear NFA simulation of the
- * regex (Python's backtracking takes exponential time on some inputs; the language is the same).
+ * re.findall of the image pattern in one pass. `[^\]]*` stops at the first `]`, so a match at `![`
+ * needs `(` right after that `]`; `.*?(?="|\))\)` is the text up to the first `)` on the same line
+ * (the lookahead adds nothing). Precomputed next-`]` and next-`)`-or-newline positions make every
+ * start O(1), where Python's backtracking takes quadratic time on `![(![(…`.
  */
-function argsMatch(x: string): boolean {
-  // states: 0 \w* | 1 \s* before = | 2 \s* after = | 3 [^"]* | 4 \s* after closing quote | 5 \s* after comma
-  const A = 1,
-    B = 2,
-    C = 4,
-    E = 8,
-    G = 16,
-    H = 32;
-  // epsilon closure of a state set; END (segment complete) is reachable from C, E, G, H
-  const close = (s: number): number => {
-    let r = s;
-    if (r & C) r |= E | G | H; // "? may be absent, [^"]* empty, closing "? absent, \s*, ,? absent
-    if (r & E) r |= G | H;
-    if (r & G) r |= H;
-    if (r & H) r |= A | B; // a new segment may start
-    return r;
-  };
-  let cur = A | B;
-  for (const ch of x) {
-    const w = WORD.test(ch);
-    const sp = SPACE.test(ch);
-    let next = 0;
-    if (cur & A) {
-      if (w) next |= A;
-      if (sp) next |= B;
-      if (ch === '=') next |= C;
-    }
-    if (cur & B) {
-      if (sp) next |= B;
-      if (ch === '=') next |= C;
-    }
-    if (cur & C) {
-      if (sp) next |= C;
-      if (ch === '"') next |= E; // opening quote
-    }
-    if (cur & (C | E)) {
-      if (ch !== '"') next |= E;
-      if (ch === '"') next |= G; // closing quote (after [^"]*)
-    }
-    if (cur & G) {
-      if (sp) next |= G;
-      if (ch === ',') next |= H;
-    }
-    if (cur & H) {
-      if (sp) next |= H;
-    }
-    cur = close(next);
-    if (!cur) return false;
+export function findImages(s: string): ImageMatch[] {
+  const n = s.length;
+  const nextBracket = new Int32Array(n + 1);
+  const nextClose = new Int32Array(n + 1);
+  nextBracket[n] = -1;
+  nextClose[n] = -1;
+  for (let i = n - 1; i >= 0; i--) {
+    const c = s.charCodeAt(i);
+    nextBracket[i] = c === 93 ? i : nextBracket[i + 1];
+    nextClose[i] = c === 41 || c === 10 ? i : nextClose[i + 1];
   }
-  return (cur & H) !== 0;
-}
-
-function isBoundary(line: string): boolean {
-  const head = BOUNDARY_HEAD.exec(line);
-  if (!head) return false;
-  const rest = line.slice(head[0].length);
-  if (BOUNDARY_PLAIN_TAIL.test(rest)) return true;
-  if (!rest.startsWith('[')) return false;
-  const tail = BRACKET_TAIL.exec(rest);
-  if (!tail) return false;
-  return argsMatch(rest.slice(1, tail.index));
-}
-
-const ARG_RE = /([\p{L}\p{N}_]+)[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*=[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*(("([^"]*)"|([Tt]rue|[Ff]alse)|([0-9]+(\.[0-9]+))|([0-9]+)))[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*(,?)[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*/gu;
-
-function parseArgs(args: string): Map<string, string | number | boolean> {
-  const out = new Map<string, string | number | boolean>();
-  for (const m of args.matchAll(ARG_RE)) {
-    const g = (i: number): string => m[i + 1] ?? '';
-    if (g(3) !== '') out.set(g(0), g(3));
-    else if (g(4) !== '') out.set(g(0), g(4).toLowerCase() === 'true');
-    else if (g(5) !== '') out.set(g(0), Number(g(5)));
-    else if (g(7) !== '') {
-      const n = Number(g(7));
-      out.set(g(0), n);
+  const out: ImageMatch[] = [];
+  let i = 0;
+  while (i < n - 1) {
+    if (s.charCodeAt(i) === 33 && s.charCodeAt(i + 1) === 91) {
+      const j = nextBracket[i + 2];
+      if (j >= 0 && s.charCodeAt(j + 1) === 40) {
+        const k = nextClose[j + 2];
+        if (k >= 0 && s.charCodeAt(k) === 41) {
+          out.push({ start: i, end: k + 1, alt: s.slice(i, j + 1), filename: s.slice(j + 2, k) });
+          i = k + 1;
+          continue;
+        }
+      }
     }
+    i++;
   }
   return out;
 }
 
-const IMAGE_RE = /(!\[[^\]]*\])\(([^\n]*?)(?="|\))\)/;
-const IMAGE_RE_G = new RegExp(IMAGE_RE.source, 'g');
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+function base64(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const a = bytes[i];
+    const b = i + 1 < bytes.length ? bytes[i + 1] : 0;
+    const c = i + 2 < bytes.length ? bytes[i + 2] : 0;
+    out += B64[a >> 2] + B64[((a & 3) << 4) | (b >> 4)];
+    out += i + 1 < bytes.length ? B64[((b & 15) << 2) | (c >> 6)] : '=';
+    out += i + 2 < bytes.length ? B64[c & 63] : '=';
+  }
+  return out;
+}
 
-function parseContent(content: string): EnginePart[] {
-  const matches = [...content.matchAll(IMAGE_RE_G)].map((m) => [m[1], m[2]] as [string, string]);
+class RuntimeFailure extends Error {
+  constructor(
+    readonly pyType: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** PromptyChatParser.inline_image of 0.1.x. */
+function inlineImage(item: string, readFile: PromptyOptions['readFile']): string {
+  if (item.startsWith('http') || item.startsWith('data')) return item;
+  const dot = item.lastIndexOf('.');
+  const slash = Math.max(item.lastIndexOf('/'), item.lastIndexOf('\\'));
+  const suffix = dot > slash + 1 ? item.slice(dot) : '';
+  if (!readFile) throw new Unsupported(`the local image '${item}' (its file is not read here)`);
+  const text = readFile(item);
+  if (text === undefined) throw new RuntimeFailure('FileNotFoundError', `No such file or directory: '${item}'`);
+  const data = base64(new TextEncoder().encode(text));
+  if (suffix === '.png') return `data:image/png;base64,${data}`;
+  if (suffix === '.jpg' || suffix === '.jpeg') return `data:image/jpeg;base64,${data}`;
+  throw new RuntimeFailure('ValueError', `Invalid image format ${suffix} - currently only .png and .jpg / .jpeg are supported.`);
+}
+
+/** PromptyChatParser.parse_content of 0.1.x: a string, or parts when an image pattern matched. */
+function parseContent01(content: string, readFile: PromptyOptions['readFile']): EnginePart[] {
+  const matches = findImages(content);
   if (!matches.length) return [{ type: 'text', text: content }];
-  const chunks = content.split(IMAGE_RE);
+  // re.split with two groups: text, alt, filename, text, …
+  const chunks: string[] = [];
+  let last = 0;
+  for (const m of matches) {
+    chunks.push(content.slice(last, m.start), m.alt, m.filename);
+    last = m.end;
+  }
+  chunks.push(content.slice(last));
   const items: EnginePart[] = [];
   let cur = 0;
   for (const chunk of chunks) {
-    if (cur < matches.length && chunk === matches[cur][0]) {
-      items.push({ type: 'media', url: pyStrip(matches[cur][1].split(' ')[0], null, true, true) });
-    } else if (cur < matches.length && chunk === matches[cur][1]) cur++;
+    if (cur < matches.length && chunk === matches[cur].alt) {
+      items.push({ type: 'media', url: inlineImage(pyStrip(matches[cur].filename.split(' ')[0], null, true, true), readFile) });
+    } else if (cur < matches.length && chunk === matches[cur].filename) cur++;
     else {
       const t = pyStrip(chunk, null, true, true);
       if (t.length > 0) items.push({ type: 'text', text: t });
@@ -192,108 +348,682 @@ function parseContent(content: string): EnginePart[] {
   return items;
 }
 
-class ParseError extends Error {}
+// ---------------------------------------------------------------------------
+// PromptyChatParser of 0.1.x
+// ---------------------------------------------------------------------------
 
-export function parseChat(data: string): EngineMessage[] {
+const ROLES_01 = ['assistant', 'function', 'system', 'user'];
+/** `(?i)^\s*#?\s*(assistant|function|system|user)\s*:\s*\n` with re.MULTILINE. */
+const SEPARATOR_01 = new RegExp(`(?<![^\\n])${WS}*#?${WS}*(${ROLES_01.map(caseless).join('|')})${WS}*:${WS}*\\n`, 'gu');
+
+function isRole01(chunk: string): boolean {
+  return ROLES_01.includes(pyStrip(chunk, null, true, true).toLowerCase());
+}
+
+/** re.split(separator, data): the text between role lines and the role words, alternating. */
+function splitRoles01(data: string): string[] {
+  const out: string[] = [];
+  let last = 0;
+  SEPARATOR_01.lastIndex = 0;
+  for (let m = SEPARATOR_01.exec(data); m; m = SEPARATOR_01.exec(data)) {
+    out.push(data.slice(last, m.index), m[1]);
+    last = m.index + m[0].length;
+  }
+  out.push(data.slice(last));
+  return out;
+}
+
+function parseChat01(data: string, readFile: PromptyOptions['readFile']): EngineMessage[] {
+  const chunks = splitRoles01(data).filter((c) => pyStrip(c, null, true, true).length > 0);
+  if (!chunks.length) throw new RuntimeFailure('IndexError', 'list index out of range (the template renders to nothing: Prompty 0.1 cannot parse it)');
+  if (!isRole01(chunks[0])) chunks.unshift('system');
+  if (isRole01(chunks[chunks.length - 1])) chunks.pop();
+  if (chunks.length % 2 !== 0) throw new RuntimeFailure('ValueError', 'Invalid prompt format (Prompty 0.1 fails on an empty message or a role line with nothing after it)');
   const messages: EngineMessage[] = [];
+  for (let i = 0; i < chunks.length; i += 2) {
+    const role = pyStrip(chunks[i], null, true, true).toLowerCase();
+    const content = pyStrip(chunks[i + 1], null, true, true);
+    const parts = parseContent01(content, readFile);
+    const m: EngineMessage = { role, parts };
+    if (parts.length !== 1 || parts[0].type !== 'text' || parts[0].text !== content) m.contentList = true;
+    messages.push(m);
+  }
+  return messages;
+}
+
+// ---------------------------------------------------------------------------
+// PromptyChatParser of v2
+// ---------------------------------------------------------------------------
+
+const ROLES_V2 = ['assistant', 'developer', 'system', 'user'];
+/**
+ * `(?im)^\s*#?\s*(roles)(\[(?:\w++\s*+=\s*+(?:"[^"]*"|[^",\]]*+)\s*+,?+\s*+)+\])?\s*:\s*$` on a
+ * stripped line. The possessive `[^",\]]*+` is written as an atomic group (a lookahead and a
+ * backreference); the other possessive parts border disjoint classes, where greedy is the same.
+ */
+const BOUNDARY_V2 = new RegExp(`^${WS}*#?${WS}*(${ROLES_V2.map(caseless).join('|')})(\\[(?:${WORD_CLASS}+${WS}*=${WS}*(?:"[^"]*"|(?=([^",\\]]*))\\3)${WS}*,?${WS}*)+\\])?${WS}*:${WS}*$`, 'u');
+
+/** `_parse_attrs`: `(\w+)\s*=\s*"?([^",]*)"?` over the text inside the brackets, values coerced. */
+function parseAttrsV2(raw: string): Map<string, string | number | boolean> {
+  const inner = pyStrip(raw, '[]', true, true);
+  const out = new Map<string, string | number | boolean>();
+  const re = new RegExp(`(${WORD_CLASS}+)${WS}*=${WS}*"?([^",]*)"?`, 'gu');
+  for (const m of inner.matchAll(re)) {
+    const v = pyStrip(m[2], null, true, true);
+    const lower = v.toLowerCase();
+    if (lower === 'true' || lower === 'false') out.set(m[1], lower === 'true');
+    else if (/^[+-]?\d+(?:_\d+)*$/.test(v)) out.set(m[1], Number(v.replace(/_/g, '')));
+    else if (/^[+-]?(?:\d+(?:_\d+)*(?:\.(?:\d+(?:_\d+)*)?)?|\.\d+(?:_\d+)*)(?:[eE][+-]?\d+(?:_\d+)*)?$/.test(v)) out.set(m[1], Number(v.replace(/_/g, '')));
+    else out.set(m[1], v);
+  }
+  return out;
+}
+
+interface V2Message {
+  role: string;
+  parts: EnginePart[];
+  metadata: Record<string, unknown>;
+}
+
+function parseChatV2(text: string, nonce: string | undefined): V2Message[] {
+  const out: V2Message[] = [];
   let buffer: string[] = [];
   let role = 'system';
-  let args = new Map<string, string | number | boolean>();
+  let attrs = new Map<string, string | number | boolean>();
+  let hasBoundary = false;
   const flush = (): void => {
-    if (!buffer.length) return;
-    const m: EngineMessage = { role, parts: parseContent(buffer.join('\n')) };
-    const a: Record<string, string | number | boolean> = {};
-    for (const [k, v] of args) if (k !== 'role' && k !== 'content') a[k] = v;
-    if (Object.keys(a).length) m.args = a;
-    messages.push(m);
+    const content = pyStrip(buffer.join('\n'), '\n', true, true);
+    if (nonce !== undefined && hasBoundary) {
+      const got = attrs.get('nonce');
+      attrs.delete('nonce');
+      if (String(got) !== nonce) throw new RuntimeFailure('ValueError', 'Nonce mismatch — possible prompt injection detected (strict mode is enabled). A template variable may be injecting role markers.');
+    }
+    const metadata: Record<string, unknown> = {};
+    for (const [k, v] of attrs) if (k !== 'nonce') metadata[k] = v;
+    out.push({ role, parts: [{ type: 'text', text: content }], metadata });
     buffer = [];
   };
-  for (const line of pySplitlines(data)) {
-    if (line.includes('![thread]') && pyStrip(line, null, true, true).startsWith('![thread]')) {
-      flush();
-      role = 'thread';
-      args = new Map();
-    } else if (isBoundary(line)) {
-      flush();
-      if (line.includes('[') && line.includes(']')) {
-        const cut = codePoints(line).slice(0, -2).join('');
-        const parts = cut.split('[');
-        if (parts.length > 2) throw new ParseError(`Prompty's chat parser fails on the role line ${JSON.stringify(line)}: it holds more than one '[' (ValueError: too many values to unpack)`);
-        if (parts.length < 2) throw new ParseError(`Prompty's chat parser fails on the role line ${JSON.stringify(line)} (ValueError: not enough values to unpack)`);
-        args = parseArgs(parts[1]);
-        role = pyStrip(parts[0], null, true, true).toLowerCase();
-      } else {
-        args = new Map();
-        role = pyStrip(line.replace(/:/g, ''), null, true, true).toLowerCase();
-      }
-    } else buffer.push(line);
+  for (const line of pySplitlines(text)) {
+    const m = BOUNDARY_V2.exec(pyStrip(line, null, true, true));
+    if (m) {
+      if (buffer.length) flush();
+      role = m[1].toLowerCase();
+      attrs = m[2] ? parseAttrsV2(m[2]) : new Map();
+      hasBoundary = true;
+      continue;
+    }
+    buffer.push(line);
   }
-  flush();
-  return messages;
+  if (buffer.length) flush();
+  return out;
+}
+
+/** A nonce of 16 hex digits from the template text (deterministic, with a letter so it never reads as a number). */
+function nonceOf(text: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 16777619) >>> 0;
+    h2 = Math.imul(h2 ^ c, 2246822519) >>> 0;
+  }
+  return 'a' + (h1.toString(16).padStart(8, '0') + h2.toString(16).padStart(8, '0')).slice(1);
+}
+
+/** pre_render: every literal role line of the template becomes `role[nonce="…"]:`. */
+function preRenderV2(template: string, nonce: string): string {
+  let out = '';
+  for (const line of pySplitlines(template, true)) {
+    const m = BOUNDARY_V2.exec(pyStrip(line, null, true, true));
+    out += m ? `${m[1].toLowerCase()}[nonce="${nonce}"]:\n` : line;
+  }
+  return out;
+}
+
+const RICH_KINDS = new Set(['thread', 'image', 'file', 'audio']);
+const MARKER_PREFIX = '__PROMPTY_THREAD_';
+
+function markerOf(name: string, nonce: string): string {
+  return `${MARKER_PREFIX}${nonce.slice(0, 8)}_${name}__`;
+}
+
+/** `_dict_content_to_part`. */
+function partOfDict(d: Record<string, unknown>): EnginePart {
+  const kind = d.kind ?? d.type ?? 'text';
+  if (kind === 'text') return { type: 'text', text: pyText(d.value ?? d.text ?? '') };
+  if (kind === 'image' || kind === 'image_url') {
+    let source: unknown = d.source ?? '';
+    if (!source && 'image_url' in d) source = isRecord(d.image_url) ? d.image_url.url ?? '' : pyText(d.image_url);
+    return media('image', pyText(source), d.detail, d.mediaType ?? d.media_type);
+  }
+  if (kind === 'file' || kind === 'audio') return media(kind, pyText(d.source ?? ''), undefined, d.mediaType ?? d.media_type);
+  return { type: 'text', text: pyDictText(d) };
+}
+
+function media(kind: 'image' | 'file' | 'audio', url: string, detail: unknown, mediaType: unknown): EnginePart {
+  const p: EnginePart = { type: 'media', url, kind };
+  if (detail !== undefined && detail !== null) p.detail = pyText(detail);
+  if (mediaType !== undefined && mediaType !== null) p.contentType = pyText(mediaType);
+  return p;
+}
+
+/** Python's str() of a plain value (what the v2 runtime does with non-string content). */
+function pyText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  try {
+    const py = fromJs(v);
+    return py instanceof PyDict || Array.isArray(py) || typeof py !== 'string' ? strOf(py) : py;
+  } catch {
+    return String(v);
+  }
+}
+
+function strOf(v: PyValue): string {
+  // values.pyStr is Python's str() of our values
+  return pyStrOf(v);
+}
+
+function pyDictText(d: Record<string, unknown>): string {
+  return strOf(fromJs(d));
+}
+
+/** `_dict_to_message`. */
+function messageOfDict(d: Record<string, unknown>): V2Message {
+  const role = 'role' in d ? pyText(d.role) : 'user';
+  const content = 'content' in d ? d.content : '';
+  let parts: EnginePart[];
+  if (typeof content === 'string') parts = [{ type: 'text', text: content }];
+  else if (Array.isArray(content)) parts = content.map((item) => (isRecord(item) ? partOfDict(item) : { type: 'text', text: pyText(item) }));
+  else parts = [{ type: 'text', text: pyText(content) }];
+  const metadata: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(d)) if (k !== 'role' && k !== 'content' && k !== 'parts') metadata[k] = v;
+  return { role, parts, metadata };
+}
+
+interface Marker {
+  marker: true;
+  name: string;
+  kind: string;
+}
+
+/** `_inject_thread_markers` then `_expand_thread_markers`. */
+function finishV2(messages: V2Message[], markers: Map<string, string>, kinds: Map<string, string>, inputs: Record<string, unknown>, issues: EngineIssue[], span: Span): V2Message[] {
+  const withMarkers: Array<V2Message | Marker> = [];
+  for (const msg of messages) {
+    const text = msg.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+    const found = [...markers].filter(([m]) => text.includes(m));
+    if (!found.length) {
+      withMarkers.push(msg);
+      continue;
+    }
+    if (found.length > 1) {
+      // Python takes the first marker in the iteration order of a set of names: its string hashing.
+      issues.push({ rule: 'unsupported-feature', message: `Two rich inputs (${found.map(([, n]) => `'${n}'`).join(', ')}) are placed in one message: Prompty v2 expands only one of them, chosen by Python's string hashing; the first written is expanded here.`, span });
+    }
+    found.sort((a, b) => text.indexOf(a[0]) - text.indexOf(b[0]));
+    const [marker, name] = found[0];
+    const at = text.indexOf(marker);
+    const before = pyStrip(text.slice(0, at), null, true, true);
+    const after = pyStrip(text.slice(at + marker.length), null, true, true);
+    if (before) withMarkers.push({ role: msg.role, parts: [{ type: 'text', text: before }], metadata: { ...msg.metadata } });
+    withMarkers.push({ marker: true, name, kind: kinds.get(name) ?? 'thread' });
+    if (after) withMarkers.push({ role: msg.role, parts: [{ type: 'text', text: after }], metadata: { ...msg.metadata } });
+  }
+  const expanded: V2Message[] = [];
+  let markerFound = false;
+  const thread = (value: unknown): void => {
+    if (!Array.isArray(value)) return;
+    for (const m of value) if (isRecord(m)) expanded.push(messageOfDict(m));
+  };
+  for (const item of withMarkers) {
+    if (!('marker' in item)) {
+      expanded.push(item);
+      continue;
+    }
+    markerFound = true;
+    const value = inputs[item.name];
+    if (item.kind === 'thread') thread(value);
+    else {
+      const source = value === undefined || value === null || value === '' || value === false || value === 0 || (Array.isArray(value) && !value.length) || (isRecord(value) && !Object.keys(value).length) ? '' : pyText(value);
+      const part: EnginePart = { type: 'media', url: source, kind: item.kind as 'image' | 'file' | 'audio' };
+      const prev = expanded[expanded.length - 1];
+      if (prev && prev.role === 'user') prev.parts.push(part);
+      else expanded.push({ role: 'user', parts: [part], metadata: {} });
+    }
+  }
+  if (!markerFound) for (const [name, kind] of kinds) if (kind === 'thread' && name in inputs) thread(inputs[name]);
+  return expanded;
 }
 
 // ---------------------------------------------------------------------------
 // The engine
 // ---------------------------------------------------------------------------
 
-function issue(rule: EngineIssue['rule'], message: string, span: Span): EngineResult {
-  return { rendered: '', messages: [], issues: [{ rule, message, span }] };
+/** The span of the front matter (between the fences), in source offsets. */
+function frontMatterSpan(t: Text, m: RegExpExecArray): Span {
+  const start = toSource(t, m.index);
+  const end = toSource(t, m.index + m[0].length - m[2].length);
+  return { start, end: Math.max(start, end) };
+}
+
+function failure(line: PromptyLine, rule: EngineIssue['rule'], message: string, span: Span, rendered = ''): PromptyResult {
+  return { rendered, messages: [], issues: [{ rule, message, span }], line, exact: false };
+}
+
+/** What the front matter says about rendering (the engine reads it itself, so every caller agrees). */
+interface Settings {
+  line: PromptyLine;
+  format: string;
+  /** v2's parser kind. */
+  parser: string;
+  /** v2 inputs marked `required` that have no default. */
+  required: string[];
+  strict: boolean;
+  kinds: Map<string, string>;
+  defaults: Record<string, unknown>;
+  notChat: boolean;
+}
+
+/** The entries of a v2 `inputs` (the mapping form or the list form). */
+function v2Inputs(fm: Record<string, unknown> | undefined, ctx: RefContext): Array<[string, Record<string, unknown>]> {
+  let inputs = fm?.inputs;
+  if (typeof inputs === 'string') inputs = resolveV2(inputs, ctx, 'inputs');
+  const entries: Array<[string, unknown]> = Array.isArray(inputs) ? inputs.filter(isRecord).map((e) => [String(e.name ?? ''), e]) : isRecord(inputs) ? Object.entries(inputs) : [];
+  return entries.filter((e): e is [string, Record<string, unknown>] => isRecord(e[1]));
+}
+
+function settingsOf(fm: Record<string, unknown> | undefined, options: PromptyOptions): Settings {
+  const line = options.line ?? promptyLineOf(fm);
+  const t = fm?.template;
+  let format = 'jinja2';
+  let parser = 'prompty';
+  let strict = true;
+  let notChat = false;
+  if (line === '0.1') {
+    const type = typeof t === 'string' ? t : isRecord(t) ? t.type : undefined;
+    if (typeof type === 'string') format = type;
+    const p = isRecord(t) ? t.parser : undefined;
+    if (p === 'NOOP') notChat = true;
+    const api = isRecord(fm?.model) ? (fm?.model as Record<string, unknown>).api : undefined;
+    if (typeof api === 'string' && ['completion', 'embedding', 'image'].includes(api)) notChat = true;
+  } else {
+    const f = isRecord(t) ? (isRecord(t.format) ? t.format.kind : t.format) : undefined;
+    if (typeof f === 'string' && f !== '' && f !== '*') format = f;
+    const p = isRecord(t) ? (isRecord(t.parser) ? t.parser.kind : t.parser) : undefined;
+    if (typeof p === 'string' && p !== '' && p !== '*') parser = p;
+    if (isRecord(t) && isRecord(t.format) && typeof t.format.strict === 'boolean') strict = t.format.strict;
+  }
+  if (options.templateType) format = options.templateType;
+  const kinds = new Map<string, string>();
+  const defaults: Record<string, unknown> = {};
+  const required: string[] = [];
+  if (line === 'v2') {
+    for (const [name, e] of v2Inputs(fm, { readFile: options.readFile, dir: '', depth: 0 })) {
+      if (typeof e.kind === 'string' && RICH_KINDS.has(e.kind)) kinds.set(name, e.kind);
+      if (e.default !== undefined && e.default !== null) defaults[name] = resolveV2(e.default, { readFile: options.readFile, dir: '', depth: 0 }, 'default');
+      else if (e.required === true) required.push(name);
+    }
+  }
+  return { line, format, parser, strict, kinds, defaults, required, notChat };
 }
 
 /** source: the WHOLE .prompty file text; data: the inputs. */
-export function renderPrompty(source: string, data: Record<string, unknown>, options: PromptyOptions = {}): EngineResult {
+export function renderPrompty(source: string, data: Record<string, unknown>, options: PromptyOptions = {}): PromptyResult {
   const whole: Span = { start: 0, end: source.length };
-  if (source.length > MAX_SOURCE) return issue('unsupported-feature', `The file is larger than ${MAX_SOURCE} characters; it is not rendered.`, whole);
   const t = readText(source);
-  const fm = FRONT_MATTER.exec(t.text);
-  if (!fm) return issue('template-invalid', 'Prompty finds no front matter (a block between --- lines at the top): it cannot load this file.', { start: 0, end: Math.min(source.length, 3) });
-  const body = fm[2];
-  const bodyStart = fm.index + fm[0].length - body.length;
+  const fmMatch = (options.line === 'v2' ? FRONT_MATTER_V2 : FRONT_MATTER).exec(t.text);
+  const fm = fmMatch ? frontMatterData(fmMatch[1]) : undefined;
+  const s = settingsOf(fm, options);
+  if (source.length > MAX_SOURCE) return failure(s.line, 'unsupported-feature', `The file is larger than ${MAX_SOURCE} characters; it is not rendered.`, whole);
+  const m = s.line === 'v2' && !options.line ? FRONT_MATTER_V2.exec(t.text) : fmMatch;
+  if (!m) {
+    if (s.line === 'v2') return failure(s.line, 'unsupported-feature', 'A Prompty v2 file without front matter is read as YAML as a whole; Context Lens does not render such a file.', { start: 0, end: Math.min(source.length, 3) });
+    return failure(s.line, 'template-invalid', 'Prompty finds no front matter (a block between --- lines at the top): it cannot load this file.', { start: 0, end: Math.min(source.length, 3) });
+  }
+  const body = m[2];
+  const bodyStart = m.index + m[0].length - body.length;
   const bodySpan: Span = { start: toSource(t, bodyStart), end: source.length };
-  const mapSpan = (s: Span | undefined): Span => {
-    if (!s) return bodySpan;
-    const start = toSource(t, Math.min(bodyStart + s.start, t.text.length));
-    const end = toSource(t, Math.min(bodyStart + Math.max(s.end, s.start), t.text.length));
+  const mapSpan = (sp: Span | undefined): Span => {
+    if (!sp) return bodySpan;
+    const start = toSource(t, Math.min(bodyStart + sp.start, t.text.length));
+    const end = toSource(t, Math.min(bodyStart + Math.max(sp.end, sp.start), t.text.length));
     return { start, end: Math.max(start, end) };
   };
-  if (options.templateType === 'mustache') {
-    return issue('unsupported-feature', 'Mustache templates (template: mustache, rendered by chevron) are not rendered by Context Lens yet.', bodySpan);
+  if (fmMatch && !fm && s.line === '0.1' && /^\s*$/.test(fmMatch[1])) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its front matter is empty (TypeError: argument of type 'NoneType' is not iterable).`, frontMatterSpan(t, fmMatch));
+  if (fm) {
+    const err = loadError(fm, s.line, options.readFile, options.env);
+    if (err) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: ${err}`, frontMatterSpan(t, m));
   }
-  let rendered: string;
-  try {
-    const main = compileTemplate(MAIN, body);
-    const cache = new Map<string, Unit>();
-    const templates = options.templates ?? {};
-    const interp = new Interpreter((name) => {
-      if (!Object.prototype.hasOwnProperty.call(templates, name)) return undefined;
-      let u = cache.get(name);
-      if (!u) {
-        const src = templates[name];
-        if (typeof src !== 'string') return undefined;
-        u = compileTemplate(name, src);
-        cache.set(name, u);
-      }
-      return u;
-    });
-    const vars = new Map<string, PyValue>();
-    const py = fromJs(data ?? {});
-    if (py instanceof PyDict) for (const [k, v] of py.entries()) if (typeof k === 'string') vars.set(k, v);
-    rendered = interp.render(main, vars);
-  } catch (e) {
-    if (e instanceof PyError || e instanceof Unsupported || e instanceof LimitError) {
-      const inMain = unitOf(e) === undefined || unitOf(e) === MAIN;
-      const span = inMain ? mapSpan(e.span) : bodySpan;
-      if (e instanceof PyError) return issue('template-invalid', `Jinja2 refuses this template: ${e.pyType}: ${e.message}`, span);
-      if (e instanceof LimitError) return issue('unsupported-feature', `Not rendered: ${e.message}.`, span);
-      return issue('unsupported-feature', `Not rendered exactly as Prompty would: ${e.message}.`, span);
+  const inputs: Record<string, unknown> = s.line === 'v2' ? { ...s.defaults, ...(data ?? {}) } : { ...(data ?? {}) };
+  if (s.line === 'v2') {
+    const missing = s.required.find((n) => !(n in inputs));
+    if (missing !== undefined) return failure(s.line, 'template-invalid', `Prompty v2 refuses to render without the required input '${missing}' (it has no default): ValueError: Required input '${missing}' not provided and has no default value.`, frontMatterSpan(t, m));
+    if (s.parser !== 'prompty') return failure(s.line, 'template-invalid', `Prompty v2 has no parser '${s.parser}' (InvokerError: No parser found).`, frontMatterSpan(t, m));
+  }
+  const issues: EngineIssue[] = [];
+  let exact = true;
+
+  // v2: strict mode's nonce and the rich inputs' markers
+  const nonce = nonceOf(body);
+  const renderInputs: Record<string, unknown> = { ...inputs };
+  const markers = new Map<string, string>();
+  if (s.line === 'v2') {
+    for (const name of s.kinds.keys()) {
+      const marker = markerOf(name, nonce);
+      markers.set(marker, name);
+      renderInputs[name] = marker;
     }
-    if (e instanceof RangeError) return issue('unsupported-feature', 'Not rendered: the template nests too deeply.', bodySpan);
-    return issue('unsupported-feature', `Not rendered: internal error (${e instanceof Error ? e.message : String(e)}).`, bodySpan);
   }
+  const template = s.line === 'v2' && s.strict && s.format !== 'mustache' ? preRenderV2(body, nonce) : body;
+  const known = s.line === '0.1' ? ['jinja2', 'mustache', 'NOOP'] : ['jinja2', 'jinja', 'mustache'];
+  if (!known.includes(s.format)) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} has no renderer '${s.format}' (it renders ${known.join(', ')}).`, frontMatterSpan(t, m));
+
+  let rendered: string;
+  if (s.format === 'NOOP') rendered = body;
+  else if (s.format === 'mustache') {
+    try {
+      rendered = renderMustache(s.line === 'v2' && s.strict ? preRenderV2(body, nonce) : body, renderInputs, (s.line === '0.1' ? 'prompty-0.1' : 'chevron') as MustacheDialect);
+    } catch (e) {
+      if (e instanceof MustacheError) return failure(s.line, 'template-invalid', `The mustache renderer refuses this template: ${e.message}`, mapSpan(e.span));
+      if (e instanceof Unsupported) return failure(s.line, 'unsupported-feature', `Not rendered exactly as Prompty would: ${e.message}.`, bodySpan);
+      throw e;
+    }
+  } else {
+    try {
+      const main = compileTemplate(MAIN, template, s.line === 'v2');
+      const cache = new Map<string, Unit>();
+      const templates = options.templates ?? {};
+      const interp = new Interpreter((name) => {
+        if (!Object.prototype.hasOwnProperty.call(templates, name)) return undefined;
+        let u = cache.get(name);
+        if (!u) {
+          const src = templates[name];
+          if (typeof src !== 'string') return undefined;
+          u = compileTemplate(name, src, s.line === 'v2');
+          cache.set(name, u);
+        }
+        return u;
+      });
+      const vars = new Map<string, PyValue>();
+      const py = fromJs(renderInputs);
+      if (py instanceof PyDict) for (const [k, v] of py.entries()) if (typeof k === 'string') vars.set(k, v);
+      rendered = interp.render(main, vars);
+      for (const note of interp.notes) {
+        exact = false;
+        issues.push({ rule: 'unsupported-feature', message: noteMessage(note), span: note.unit === MAIN && template === body ? mapSpan(note.span) : bodySpan });
+      }
+    } catch (e) {
+      if (e instanceof PyError || e instanceof Unsupported || e instanceof LimitError) {
+        const inMain = (unitOf(e) === undefined || unitOf(e) === MAIN) && template === body;
+        const span = inMain ? mapSpan(e.span) : bodySpan;
+        if (e instanceof PyError) return failure(s.line, 'template-invalid', `Jinja2 refuses this template: ${e.pyType}: ${e.message}`, span);
+        if (e instanceof LimitError) return failure(s.line, 'unsupported-feature', `Not rendered: ${e.message}.`, span);
+        return failure(s.line, 'unsupported-feature', `Not rendered exactly as Prompty would: ${e.message}.`, span);
+      }
+      if (e instanceof RangeError) return failure(s.line, 'unsupported-feature', 'Not rendered: the template nests too deeply.', bodySpan);
+      return failure(s.line, 'unsupported-feature', `Not rendered: internal error (${e instanceof Error ? e.message : String(e)}).`, bodySpan);
+    }
+  }
+
   try {
-    return { rendered, messages: parseChat(rendered), issues: [] };
+    if (s.line === '0.1') {
+      if (s.notChat) return { rendered, messages: [{ role: 'user', parts: [{ type: 'text', text: rendered }] }], issues, line: s.line, notChat: true, exact };
+      return { rendered, messages: parseChat01(rendered, options.readFile), issues, line: s.line, exact };
+    }
+    const parsed = parseChatV2(rendered, s.strict ? nonce : undefined);
+    const finished = markers.size ? finishV2(parsed, markers, s.kinds, inputs, issues, bodySpan) : parsed;
+    const messages = finished.map((msg) => {
+      const out: EngineMessage = { role: msg.role, parts: msg.parts };
+      if (Object.keys(msg.metadata).length) out.metadata = msg.metadata;
+      return out;
+    });
+    return { rendered, messages, issues, line: s.line, exact: exact && !issues.some((i) => i.rule === 'unsupported-feature') };
   } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
-    return { rendered, messages: [], issues: [{ rule: e instanceof ParseError ? 'template-invalid' : 'unsupported-feature', message: msg, span: bodySpan }] };
+    if (e instanceof RuntimeFailure) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} fails on the rendered text: ${e.pyType}: ${e.message}`, bodySpan, rendered);
+    if (e instanceof Unsupported) return failure(s.line, 'unsupported-feature', `Not rendered exactly as Prompty would: ${e.message}.`, bodySpan, rendered);
+    throw e;
   }
+}
+
+function noteMessage(note: RenderNote): string {
+  return `Not reproduced exactly: ${note.message}. The rest of the request is rendered as Prompty renders it.`;
+}
+
+// ---------------------------------------------------------------------------
+// The values the runtime renders with
+// ---------------------------------------------------------------------------
+
+/** Reads the environment of the application (the analysis never does; a test may). */
+export type EnvReader = (name: string) => string | undefined;
+
+interface RefContext {
+  readFile?: (relativePath: string) => string | undefined;
+  env?: EnvReader;
+  /** Fail as the runtime does on a file it cannot read or parse (load checks), instead of keeping the reference. */
+  strict?: boolean;
+  /** Folder of the file the value came from, relative to the template's folder ('' for the template). */
+  dir: string;
+  depth: number;
+}
+
+function joinPath(dir: string, rel: string): string {
+  if (!dir) return rel;
+  const parts = `${dir}/${rel}`.split('/');
+  const out: string[] = [];
+  for (const p of parts) {
+    if (p === '..' && out.length && out[out.length - 1] !== '..') out.pop();
+    else if (p !== '.' && p !== '') out.push(p);
+  }
+  return out.join('/');
+}
+
+/**
+ * What the runtime's load() refuses in a front matter, in the runtime's words (`Type: message`),
+ * or undefined. 0.1.50 rejects its parser/renderer names and a sample it cannot load; v2
+ * validates the model, template, inputs and tools shapes.
+ */
+function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: PromptyOptions['readFile'], env?: EnvReader): string | undefined {
+  if (YAML_ERROR in fm) return `YAMLError: ${String(fm[YAML_ERROR]).split('\n')[0]}`;
+  try {
+    if (line === '0.1') {
+      const t = fm.template;
+      const type = typeof t === 'string' ? t : isRecord(t) && typeof t.type === 'string' ? t.type : 'jinja2';
+      if (!['jinja2', 'mustache', 'NOOP'].includes(type)) return `ValueError: Renderer ${type} not found`;
+      // A template mapping without a parser names none; no model at all means no api.
+      const parser = isRecord(t) ? (typeof t.parser === 'string' ? t.parser : '') : 'prompty';
+      const api = isRecord(fm.model) ? String(fm.model.api ?? 'chat') : '';
+      if (parser !== 'NOOP' && `${parser}.${api}` !== 'prompty.chat' && !(parser === 'prompty' && ['completion', 'embedding', 'image'].includes(api))) return `ValueError: Parser ${parser}.${api} not found`;
+      if ('sample' in fm) {
+        const sample = normalize01(fm.sample, { readFile, env, dir: '', depth: 0, strict: true });
+        if (!isRecord(sample)) return `AttributeError: '${sample === null || sample === undefined ? 'NoneType' : Array.isArray(sample) ? 'list' : typeof sample === 'string' ? 'str' : typeof sample} object' has no attribute 'items'`;
+      }
+      return undefined;
+    }
+    const model = fm.model;
+    if (Array.isArray(model)) return `ValueError: Invalid data for Model`;
+    if (isRecord(model) && 'connection' in model && !(isRecord(model.connection) && typeof model.connection.kind === 'string' && model.connection.kind.trim())) return `ValueError: Invalid Connection discriminator field 'kind': expected non-blank string`;
+    if ('template' in fm) {
+      const t = fm.template;
+      if (!isRecord(t)) return `ValueError: Invalid data for Template: ${t === null ? 'None' : String(t)}`;
+      if (!('format' in t)) return 'ValueError: template.format: missing required field';
+      if (!('parser' in t)) return 'ValueError: template.parser: missing required field';
+    }
+    if ('inputs' in fm) {
+      let inputs = fm.inputs;
+      if (typeof inputs === 'string') inputs = resolveV2(inputs, { readFile, dir: '', depth: 0, strict: true }, 'inputs');
+      if (inputs === null || inputs === undefined) return "TypeError: 'NoneType' object is not iterable";
+      const entries: Array<[string, unknown]> = Array.isArray(inputs) ? inputs.map((e) => [isRecord(e) ? String(e.name ?? '') : '', e]) : isRecord(inputs) ? Object.entries(inputs) : [];
+      for (const [name, e] of entries) {
+        if (Array.isArray(e)) return `TypeError: inputs.${name}: invalid named collection entry category array`;
+        const err = propertyError(e, `inputs.${name}`);
+        if (err) return err;
+        if (isRecord(e)) for (const k of ['default', 'example']) if (k in e) resolveV2(e[k], { readFile, dir: '', depth: 0, strict: true }, k);
+      }
+    }
+    const tools = fm.tools;
+    const toolList: unknown[] = Array.isArray(tools) ? tools : isRecord(tools) ? Object.values(tools) : [];
+    for (let i = 0; i < toolList.length; i++) {
+      const tool = toolList[i];
+      if (typeof tool === 'string') continue;
+      if (!isRecord(tool) || typeof tool.kind !== 'string' || !tool.kind.trim()) return "ValueError: Invalid Tool discriminator field 'kind': expected non-blank string";
+      if (tool.kind === 'mcp' && !('connection' in tool)) return `ValueError: tools[${i}].connection: missing required field`;
+      const params = tool.parameters;
+      if (isRecord(params)) for (const [pn, pv] of Object.entries(params)) {
+        const err = propertyError(pv, `tools[${i}].parameters.${pn}`);
+        if (err) return err;
+      }
+    }
+    return undefined;
+  } catch (e) {
+    if (e instanceof RuntimeFailure) return `${e.pyType}: ${e.message}`;
+    throw e;
+  }
+}
+
+/** A v2 Property: a mapping with a `kind`; an `array` needs `items`. */
+function propertyError(e: unknown, where: string): string | undefined {
+  if (!isRecord(e) || typeof e.kind !== 'string' || !e.kind.trim()) return "ValueError: Invalid Property discriminator field 'kind': expected non-blank string";
+  if (e.kind === 'array' && !('items' in e)) return `ValueError: ${where}.items: missing required field`;
+  return undefined;
+}
+
+/**
+ * v2's references in front matter values: `${env:NAME[:default]}` (the protocol in any case) and
+ * `${file:path}` (`.json` parsed, `.yaml`/`.yml` read as YAML, anything else its text), relative to
+ * the template's folder and never outside it; other `${…}` stay as written.
+ */
+function resolveV2(v: unknown, ctx: RefContext, key: string): unknown {
+  if (typeof v !== 'string') return v;
+  const s = v;
+  if (!(s.startsWith('${') && s.endsWith('}'))) return s;
+  const inner = s.slice(2, -1);
+  const colon = inner.indexOf(':');
+  if (colon < 0) return s;
+  const protocol = inner.slice(0, colon).toLowerCase();
+  const rest = inner.slice(colon + 1);
+  if (protocol === 'env') {
+    const c = rest.indexOf(':');
+    const name = c < 0 ? rest : rest.slice(0, c);
+    const value = ctx.env?.(name);
+    if (value !== undefined) return value;
+    return c < 0 ? s : rest.slice(c + 1);
+  }
+  if (protocol === 'file') {
+    const path = joinPath(ctx.dir, rest);
+    if (path === '..' || path.startsWith('../') || rest.startsWith('/')) {
+      if (ctx.strict) throw new RuntimeFailure('ValueError', `File reference '${rest}' resolves outside allowed roots`);
+      return s;
+    }
+    const text = ctx.readFile?.(path);
+    if (text === undefined) {
+      if (ctx.strict && ctx.readFile) throw new RuntimeFailure('FileNotFoundError', `Referenced file '${rest}' not found for key '${key}'`);
+      return s;
+    }
+    if (/\.json$/i.test(rest)) return parseJsonValues(text);
+    if (/\.ya?ml$/i.test(rest)) {
+      const doc = parseDocument(text, { version: '1.1', logLevel: 'silent', uniqueKeys: false });
+      return doc.errors.length ? text : pyYamlValue(doc.contents, 0, doc);
+    }
+    return text;
+  }
+  return s;
+}
+
+/**
+ * 0.1.x's normalize(): every string is stripped, and a whole-value reference is resolved:
+ * `${env:NAME}` / `${env:NAME:default}`, `${file:path}` (a JSON file is parsed and normalized in
+ * turn, relative to its own folder; any other file is its text), and 0.1.24's `${NAME:default}`.
+ * Without an environment reader a reference to the environment takes its default, else stays.
+ */
+function normalize01(v: unknown, ctx: RefContext): unknown {
+  if (ctx.depth > 16) return v;
+  if (typeof v === 'string') {
+    const s = pyStrip(v, null, true, true);
+    if (!(s.startsWith('${') && s.endsWith('}'))) return s;
+    const parts = s.slice(2, -1).split(':');
+    if (parts[0] === 'file' && parts.length >= 2) {
+      const rel = parts.slice(1).join(':');
+      const full = joinPath(ctx.dir, rel);
+      const text = full === '..' || full.startsWith('../') ? undefined : ctx.readFile?.(full);
+      if (text === undefined) {
+        if (ctx.strict && ctx.readFile) throw new RuntimeFailure('FileNotFoundError', `File ${rel} not found`);
+        return s;
+      }
+      // 0.1.x reads every referenced file as JSON, whatever its extension.
+      let parsed: unknown;
+      try {
+        parsed = parseJsonValues(text);
+      } catch {
+        if (ctx.strict) throw new RuntimeFailure('JSONDecodeError', `the file ${rel} is not JSON`);
+        return s;
+      }
+      const slash = full.lastIndexOf('/');
+      return normalize01(parsed, { ...ctx, dir: slash < 0 ? '' : full.slice(0, slash), depth: ctx.depth + 1 });
+    }
+    const [name, fallback] = parts[0] === 'env' ? [parts[1] ?? '', parts.slice(2).join(':')] : [parts[0], parts.slice(1).join(':')];
+    const hasDefault = parts[0] === 'env' ? parts.length > 2 : parts.length > 1;
+    const value = ctx.env?.(name);
+    if (value !== undefined) return value;
+    if (!hasDefault && ctx.strict && ctx.env) throw new RuntimeFailure('ValueError', `Variable ${name} not found in environment`);
+    return hasDefault ? fallback : s;
+  }
+  if (Array.isArray(v)) return v.map((x) => normalize01(x, ctx));
+  if (isRecord(v) && Object.getPrototypeOf(v) === Object.prototype) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, normalize01(x, ctx)]));
+  return v;
+}
+
+/** JSON as Python's json reads it: a number written with a fraction or exponent is a float. */
+export function parseJsonValues(text: string): unknown {
+  const marked = JSON.parse(text, (_k, v: unknown) => v);
+  return floatsOf(text, marked);
+}
+
+/**
+ * Python reads `2.0` in JSON as a float and Jinja prints it `2.0`; JSON.parse gives the integer 2.
+ * The numbers of the text are scanned in order (outside strings) and every whole one written with
+ * a fraction or an exponent is turned into a PyFloat, in the same order JSON.parse visited them.
+ */
+function floatsOf(text: string, value: unknown): unknown {
+  const floats: boolean[] = [];
+  const re = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+  for (const m of text.matchAll(re)) if (m[0][0] !== '"') floats.push(/[.eE]/.test(m[0]));
+  let i = 0;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'number') return floats[i++] && Number.isInteger(v) ? new PyFloat(v) : v;
+    if (Array.isArray(v)) return v.map(walk);
+    if (isRecord(v)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: walk(x), enumerable: true, writable: true, configurable: true });
+      return out;
+    }
+    return v;
+  };
+  return walk(value);
+}
+
+/**
+ * The inputs a runtime renders with when the caller gives `explicit` (or nothing): 0.1.x hoists
+ * the inputs over the file's `sample:` (inline, or `${file:…}` JSON next to the file), with
+ * every sample string stripped and references resolved as its normalize() does; v2 takes the
+ * explicit inputs, or each declared input's `default`, else its `example` (what Prompty's preview
+ * does; prepare() fills defaults itself). `readFile` reads next to the template.
+ */
+export function promptyRuntimeInputs(source: string, explicit: Record<string, unknown> | undefined, readFile?: (relativePath: string) => string | undefined, line?: PromptyLine, env?: EnvReader): Record<string, unknown> {
+  const t = readText(source);
+  const m = (line === 'v2' ? FRONT_MATTER_V2 : FRONT_MATTER).exec(t.text);
+  const fm = m ? frontMatterData(m[1]) : undefined;
+  const l = line ?? promptyLineOf(fm);
+  if (l === 'v2') {
+    if (explicit) return { ...explicit };
+    const out: Record<string, unknown> = {};
+    const ctx: RefContext = { readFile, env, dir: '', depth: 0 };
+    for (const [name, e] of v2Inputs(fm, ctx)) {
+      if (e.default !== undefined && e.default !== null) out[name] = resolveV2(e.default, ctx, 'default');
+      else if (e.example !== undefined && e.example !== null) out[name] = resolveV2(e.example, ctx, 'example');
+    }
+    return out;
+  }
+  const sample = normalize01(fm?.sample, { readFile, env, dir: '', depth: 0 });
+  const base = isRecord(sample) ? sample : {};
+  return { ...base, ...(explicit ?? {}) };
 }

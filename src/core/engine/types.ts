@@ -15,7 +15,15 @@ import type { Span } from '../types';
 export type EnginePart =
   | { type: 'text'; text: string }
   /** dotprompt `{{media url=… contentType=…}}`, Prompty `![alt](url)` in a message. */
-  | { type: 'media'; url: string; contentType?: string }
+  | {
+      type: 'media';
+      url: string;
+      contentType?: string;
+      /** Prompty v2's part kind (`image` when absent). */
+      kind?: 'image' | 'file' | 'audio';
+      /** Prompty v2's image `detail`. */
+      detail?: string;
+    }
   /** dotprompt `{{section "name"}}`: a pending part the caller fills (Genkit's `purpose`). */
   | { type: 'section'; name: string };
 
@@ -27,6 +35,10 @@ export interface EngineMessage {
   purpose?: string;
   /** Prompty: the `role[key=value]:` arguments of the boundary line. */
   args?: Record<string, string | number | boolean>;
+  /** Prompty 0.1.x: the runtime gives the content as a list of parts (an image pattern matched), even when every part is text. */
+  contentList?: boolean;
+  /** Prompty v2: the message's metadata (role-line attributes with strict mode off, a thread item's other keys). */
+  metadata?: Record<string, unknown>;
 }
 
 export interface EngineIssue {
@@ -45,6 +57,8 @@ export interface EngineResult {
   rendered: string;
   messages: EngineMessage[];
   issues: EngineIssue[];
+  /** Set when part of the request is a placeholder for what only the application's code renders: counts are an estimate. */
+  estimate?: true;
 }
 
 /** A value that prints as its own `toString()` (an object or array whose class overrides it). */
@@ -55,5 +69,3 @@ export function isStringable(v: unknown): v is { toString(): string } {
   if (Array.isArray(v)) return proto !== Array.prototype && v.toString !== Array.prototype.toString;
   return typeof (v as { toString?: unknown }).toString === 'function' && (v as object).toString !== Object.prototype.toString;
 }
-  /** Set when part of the request is a placeholder for what only the application's code renders: counts are an estimate. */
-  estimate?: true;

@@ -84,8 +84,8 @@ export function unitOf(e: object): string | undefined {
 }
 
 /** Parse a template and run Jinja2's compile-time analysis and checks. Throws PyError / Unsupported / LimitError. */
-export function compileTemplate(name: string, source: string): Unit {
-  const text = normalizeTemplate(source);
+export function compileTemplate(name: string, source: string, keepTrailingNewline = false): Unit {
+  const text = normalizeTemplate(source, keepTrailingNewline);
   try {
     const body = new Parser(tokenize(text)).parse();
     const { ann, blocks } = annotate(body);
@@ -437,7 +437,17 @@ class TemplateRef extends Internal {
 
 export type Loader = (name: string) => Unit | undefined;
 
+/** Something printed that the interpreter could not reproduce exactly (the render goes on). */
+export interface RenderNote {
+  message: string;
+  span: Span;
+  /** The template the span is in. */
+  unit: string;
+}
+
 export class Interpreter implements BuiltinEnv {
+  /** Prints not reproduced exactly, in the order they were written. */
+  readonly notes: RenderNote[] = [];
   private steps = 0;
   private writtenChars = 0;
   private depth = 0;
@@ -676,7 +686,7 @@ export class Interpreter implements BuiltinEnv {
         if (ann.guarded.has(s) && ctx.root.parentUnit) return;
         for (const n of s.nodes) {
           if (n.k === 'Data') out.write(n.data);
-          else out.write(this.str(this.eval(n, ctx, undefined, true), n.span, ctx));
+          else out.write(this.printed(n, ctx));
         }
         return;
       case 'If': {
@@ -969,6 +979,23 @@ export class Interpreter implements BuiltinEnv {
   }
 
   // -- expressions ----------------------------------------------------------
+
+  /**
+   * One `{{ … }}` as printed. A value Python prints with a memory address is written with
+   * `0xADDR` and noted; a value whose printing is not reproduced becomes a visible placeholder
+   * and a note, so one such expression never costs the rest of the request.
+   */
+  private printed(n: Expr, ctx: Ctx): string {
+    try {
+      const text = this.str(this.eval(n, ctx, undefined, true), n.span, ctx);
+      if (text.includes(' at 0xADDR>')) this.notes.push({ message: 'Python prints a memory address here (a bound method, generator or iterator object); it is shown as 0xADDR', span: n.span, unit: ctx.unit.name });
+      return text;
+    } catch (e) {
+      if (!(e instanceof Unsupported)) throw e;
+      this.notes.push({ message: e.message, span: n.span, unit: ctx.unit.name });
+      return `[not reproduced: ${e.message}]`;
+    }
+  }
 
   private str(v: PyValue, span: Span, ctx: Ctx): string {
     try {

@@ -113,10 +113,13 @@ export function syntaxError(message: string, start: number, end = start + 1): Py
   return e;
 }
 
-/** The text jinja lexes: \r\n and \r become \n, one trailing newline is dropped. */
-export function normalizeTemplate(source: string): string {
+/**
+ * The text jinja lexes: \r\n and \r become \n, and one trailing newline is dropped unless the
+ * environment sets keep_trailing_newline (Prompty v2's renderer does; Prompty 0.1.x's does not).
+ */
+export function normalizeTemplate(source: string, keepTrailingNewline = false): string {
   let s = source.replace(/\r\n?/g, '\n');
-  if (s.endsWith('\n')) s = s.slice(0, -1);
+  if (!keepTrailingNewline && s.endsWith('\n')) s = s.slice(0, -1);
   return s;
 }
 

@@ -672,8 +672,24 @@ function method(name: string, fn: (args: Args, kwargs: Kwargs) => PyValue): PyFu
   return new PyFunc(name, fn);
 }
 
-/** Python's `getattr(obj, name)` for our types (no item fallback); MISSING when it raises AttributeError. */
+/**
+ * Python's `getattr(obj, name)` for our types (no item fallback); MISSING when it raises
+ * AttributeError. A method of a builtin value prints as Python's repr of a bound method, whose
+ * memory address cannot be known: it is written `0xADDR`, and the interpreter notes the print
+ * as not reproduced exactly.
+ */
 export function lookupAttr(env: OpsEnv, obj: PyValue, name: string): PyValue | typeof MISSING {
+  const r = lookupAttrRaw(env, obj, name);
+  if (r instanceof PyFunc && r.reprText === undefined && (typeof obj === 'string' || typeof obj === 'number' || typeof obj === 'boolean' || obj instanceof PyFloat || obj instanceof HugeInt || Array.isArray(obj) || obj instanceof PyDict)) {
+    return new PyFunc(r.name, r.fn, `<built-in method ${name} of ${typeName(obj)} object at ${ADDRESS}>`);
+  }
+  return r;
+}
+
+/** What a memory address in a Python repr is printed as (the golden renderings mask it the same way). */
+export const ADDRESS = '0xADDR';
+
+function lookupAttrRaw(env: OpsEnv, obj: PyValue, name: string): PyValue | typeof MISSING {
   if (/^__.*__$/.test(name)) throw new Unsupported(`access to the special attribute '${name}'`);
   if (obj instanceof Undefined) throw obj.fail();
   if (typeof obj === 'string' || obj instanceof Markup) {

@@ -267,6 +267,9 @@ export function fromJs(v: unknown, memo = new Map<object, PyValue>()): PyValue {
     default:
       return null;
   }
+  // A float the caller read from text that spells it as one (YAML or JSON `2.0`), which a JS
+  // number cannot tell from the integer 2.
+  if (v instanceof PyFloat) return v;
   const o = v as object;
   const seen = memo.get(o);
   if (seen !== undefined) return seen;

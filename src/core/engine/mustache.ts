@@ -1,0 +1,240 @@
+/**
+ * Mustache as Prompty renders `template: mustache`: Prompty 0.1.x with its own `mustache.py`,
+ * Prompty v2 with chevron; both follow chevron's algorithm (mustache.py is a port of it), which
+ * this file reproduces: the tokenizer with its standalone-line rules and delimiter changes, the
+ * scope chain, Python's `str()` of values, chevron's HTML escaping (`& " < >`, not `'`), and the
+ * falsy rules (`0` and `False` print, other falsy values print nothing). No partials are given
+ * by either runtime, so a partial renders empty. Lambdas cannot occur (the values are data).
+ */
+import type { Span } from '../types';
+import { isPySpaceCode } from './jinja/pystr';
+import { PyDict, PyFloat, PyTuple, Unsupported, fromJs, pyStr, type PyValue } from './jinja/values';
+
+export type MustacheDialect = 'prompty-0.1' | 'chevron';
+
+/** The runtime's ChevronError (a SyntaxError): the template cannot be tokenized. */
+export class MustacheError extends Error {
+  span?: Span;
+}
+
+type TagType = 'literal' | 'comment' | 'section' | 'inverted section' | 'end' | 'partial' | 'set delimiter' | 'no escape' | 'variable';
+type Token = [TagType, string];
+
+const TAG_TYPES: Record<string, TagType | 'set delimiter?' | 'no escape?'> = {
+  '!': 'comment',
+  '#': 'section',
+  '^': 'inverted section',
+  '/': 'end',
+  '>': 'partial',
+  '=': 'set delimiter?',
+  '{': 'no escape?',
+  '&': 'no escape',
+};
+
+function isSpace(s: string): boolean {
+  if (!s) return false;
+  for (let i = 0; i < s.length; i++) if (!isPySpaceCode(s.charCodeAt(i))) return false;
+  return true;
+}
+
+/** Python's str.strip() (whitespace). */
+function strip(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && isPySpaceCode(s.charCodeAt(a))) a++;
+  while (b > a && isPySpaceCode(s.charCodeAt(b - 1))) b--;
+  return s.slice(a, b);
+}
+
+/** `text.split(sep, 1)`: [before, after] or undefined when `sep` is absent. */
+function split1(text: string, sep: string): [string, string] | undefined {
+  const i = text.indexOf(sep);
+  return i < 0 ? undefined : [text.slice(0, i), text.slice(i + sep.length)];
+}
+
+/** chevron.tokenizer.tokenize, eagerly. */
+function tokenize(source: string): Token[] {
+  const tokens: Token[] = [];
+  let template = source;
+  let isStandalone = true;
+  const open: string[] = [];
+  let lDel = '{{';
+  let rDel = '}}';
+  while (template) {
+    // grab_literal
+    let literal: string;
+    const cut = split1(template, lDel);
+    if (cut) [literal, template] = cut;
+    else {
+      literal = template;
+      template = '';
+    }
+    if (!template) {
+      tokens.push(['literal', literal]);
+      break;
+    }
+    // l_sa_check
+    if (literal.includes('\n') || isStandalone) {
+      const padding = literal.split('\n').pop() ?? '';
+      isStandalone = isSpace(padding) || padding === '';
+    } else isStandalone = false;
+    // parse_tag
+    const tagCut = split1(template, rDel);
+    if (!tagCut) throw new MustacheError('unclosed tag');
+    let tag = tagCut[0];
+    template = tagCut[1];
+    let type: TagType | 'set delimiter?' | 'no escape?' = TAG_TYPES[tag[0] ?? ''] ?? 'variable';
+    if (tag === '') type = 'variable';
+    if (type !== 'variable') tag = tag.slice(1);
+    if (type === 'set delimiter?') {
+      if (tag.endsWith('=')) {
+        type = 'set delimiter';
+        tag = tag.slice(0, -1);
+      } else throw new MustacheError('unclosed set delimiter tag');
+    } else if (type === 'no escape?' && lDel === '{{' && rDel === '}}' && template.startsWith('}')) {
+      template = template.slice(1);
+      type = 'no escape';
+    }
+    const key = strip(tag);
+    if (type === 'set delimiter') {
+      const dels = strip(key).split(' ');
+      lDel = dels[0];
+      rDel = dels[dels.length - 1];
+      if (!lDel || !rDel) throw new Unsupported('an empty mustache delimiter');
+    } else if (type === 'section' || type === 'inverted section') open.push(key);
+    else if (type === 'end') {
+      const last = open.pop();
+      if (last === undefined) throw new MustacheError(`Trying to close tag "${key}"\nLooks like it was not opened.`);
+      if (key !== last) throw new MustacheError(`Trying to close tag "${key}"\nlast open tag is "${last}"`);
+    }
+    // r_sa_check
+    if (isStandalone && type !== 'variable' && type !== 'no escape') {
+      const first = template.split('\n', 1)[0];
+      isStandalone = isSpace(first) || !first;
+    } else isStandalone = false;
+    if (isStandalone) {
+      const nl = template.indexOf('\n');
+      template = nl < 0 ? template : template.slice(nl + 1);
+      if (type !== 'partial') literal = literal.replace(/ +$/, '');
+    }
+    if (literal !== '') tokens.push(['literal', literal]);
+    // chevron yields a `{` tag without its third brace too, and then renders nothing for it.
+    if (type !== 'comment' && type !== 'set delimiter' && type !== 'no escape?') tokens.push([type, key]);
+  }
+  if (open.length) throw new MustacheError(`Unexpected EOF\nthe tag "${open[open.length - 1]}" was never closed`);
+  return tokens;
+}
+
+/** A scope of the chain: a value, or chevron's `False` placeholder of a skipped section. */
+type Scope = PyValue;
+
+function isZeroOrFalse(v: PyValue): boolean {
+  return v === false || v === 0 || (v instanceof PyFloat && v.v === 0);
+}
+
+function truthy(v: PyValue): boolean {
+  if (v === null || v === false || v === 0 || v === '') return false;
+  if (v instanceof PyFloat) return v.v !== 0;
+  if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof PyTuple) return v.items.length > 0;
+  if (v instanceof PyDict) return v.size > 0;
+  return true;
+}
+
+const NOT_FOUND = Symbol('not found');
+
+function child(scope: PyValue, key: string): PyValue | typeof NOT_FOUND {
+  if (scope instanceof PyDict) return scope.has(key) ? (scope.get(key) as PyValue) : NOT_FOUND;
+  if (Array.isArray(scope) || scope instanceof PyTuple) {
+    const items = Array.isArray(scope) ? scope : scope.items;
+    if (!/^[+-]?\d+$/.test(strip(key))) return NOT_FOUND;
+    let i = Number(strip(key));
+    if (i < 0) i += items.length;
+    return i >= 0 && i < items.length ? items[i] : NOT_FOUND;
+  }
+  if (typeof scope === 'string') {
+    if (/^(?:capitalize|casefold|center|count|encode|endswith|find|format|index|join|lower|lstrip|replace|rstrip|split|startswith|strip|title|upper|zfill)$/.test(key)) throw new Unsupported(`a mustache key that names a method of a string ('${key}': Python prints a memory address)`);
+    if (!/^[+-]?\d+$/.test(strip(key))) return NOT_FOUND;
+    const cps = Array.from(scope);
+    let i = Number(strip(key));
+    if (i < 0) i += cps.length;
+    return i >= 0 && i < cps.length ? cps[i] : NOT_FOUND;
+  }
+  return NOT_FOUND;
+}
+
+/** chevron's _get_key. */
+function getKey(key: string, scopes: Scope[]): PyValue {
+  if (key === '.') return scopes[0];
+  for (const start of scopes) {
+    let scope = start;
+    if (isZeroOrFalse(scope)) return scope;
+    let found = true;
+    for (const part of key.split('.')) {
+      if (isZeroOrFalse(scope)) return scope;
+      const next = child(scope, part);
+      if (next === NOT_FOUND) {
+        found = false;
+        break;
+      }
+      scope = next;
+    }
+    if (!found) continue;
+    if (isZeroOrFalse(scope)) return scope;
+    return truthy(scope) ? scope : '';
+  }
+  return '';
+}
+
+function htmlEscape(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+const MAX_OUTPUT = 20_000_000;
+const MAX_STEPS = 5_000_000;
+
+function render(tokens: Token[], scopes: Scope[], budget: { steps: number }): string {
+  let output = '';
+  let i = 0;
+  while (i < tokens.length) {
+    const [tag, key] = tokens[i++];
+    if (++budget.steps > MAX_STEPS) throw new Unsupported(`a mustache template that takes more than ${MAX_STEPS} steps`);
+    const current = scopes[0];
+    if (tag === 'end') scopes.shift();
+    else if (!truthy(current) && scopes.length !== 1) {
+      if (tag === 'section' || tag === 'inverted section') scopes.unshift(false);
+    } else if (tag === 'literal') output += key;
+    else if (tag === 'variable') {
+      let thing = getKey(key, scopes);
+      if (thing === true && key === '.' && scopes.length > 1) thing = scopes[1];
+      output += htmlEscape(pyStr(thing));
+    } else if (tag === 'no escape') output += pyStr(getKey(key, scopes));
+    else if (tag === 'section') {
+      const scope = getKey(key, scopes);
+      if (Array.isArray(scope) || scope instanceof PyTuple) {
+        // The tokens up to the matching end tag (nested sections of the same key counted).
+        const inner: Token[] = [];
+        let same = 0;
+        while (i < tokens.length) {
+          const t = tokens[i++];
+          if (t[0] === 'section' && t[1] === key) same++;
+          if (t[0] === 'end' && t[1] === key) {
+            same--;
+            if (same < 0) break;
+          }
+          inner.push(t);
+        }
+        for (const thing of Array.isArray(scope) ? scope : scope.items) output += render(inner, [thing, ...scopes], budget);
+      } else scopes.unshift(scope);
+    } else if (tag === 'inverted section') scopes.unshift(!truthy(getKey(key, scopes)));
+    // partials: neither runtime passes any, so a partial renders nothing
+    if (output.length > MAX_OUTPUT) throw new Unsupported(`a mustache output longer than ${MAX_OUTPUT} characters`);
+  }
+  return output;
+}
+
+/** chevron.render(template, data) as the Prompty line's renderer calls it. */
+export function renderMustache(template: string, data: Record<string, unknown>, _dialect: MustacheDialect): string {
+  const tokens = tokenize(template);
+  return render(tokens, [fromJs(data ?? {})], { steps: 0 });
+}

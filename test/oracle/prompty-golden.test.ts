@@ -1,0 +1,59 @@
+/**
+ * Differential suite of the Prompty engine against Prompty's own runtimes: every case of
+ * test/oracle/prompty-golden/ (0.1.50 / 0.1.24 and v2, rendered by the real Python runtimes; see
+ * the README there) is rendered in process by src/core/engine/prompty.ts following the case's
+ * runtime line, with the case's inputs or the file's own sample data as that runtime takes them.
+ *
+ * - Where the runtime renders (`ok`, `ok-not-chat`), the messages must be the same: roles, part
+ *   kinds, every string to the character, and v2's metadata. A case may instead carry a located
+ *   `unsupported-feature` issue (the engine says it cannot reproduce it), never a silent difference.
+ * - Where the runtime fails (`load-error`, `prepare-error`), the engine must report an issue or
+ *   render nothing.
+ *
+ * Cases the engine does not reproduce yet are listed with their cause in known-differences.json;
+ * each of them must still differ, so the list only shrinks.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { GOLDEN_DIR, GOLDEN_FILES, compare, lineOf, readGolden, renderCase, type Bucket, type GoldenCase, type Outcome } from './promptyGolden';
+
+const KNOWN: Record<string, string> = JSON.parse(fs.readFileSync(path.join(GOLDEN_DIR, 'known-differences.json'), 'utf8')).cases;
+const ACCEPTED: ReadonlySet<Bucket> = new Set(['exact', 'reported', 'error-agrees']);
+
+describe.each(GOLDEN_FILES)('%s', (file) => {
+  const cases = readGolden(file);
+  const outcomes = new Map<string, { c: GoldenCase; o: Outcome }>();
+  for (const c of cases) outcomes.set(c.id, { c, o: compare(c, renderCase(c)) });
+
+  it('holds every case of its runtime line', () => {
+    expect(cases.length).toBeGreaterThan(2000);
+    const lines = new Set(cases.map(lineOf));
+    expect(lines.size).toBe(1);
+  });
+
+  it('renders every case as the runtime does, or reports it', () => {
+    const unexpected: string[] = [];
+    for (const [id, { o }] of outcomes) {
+      if (KNOWN[id] !== undefined) continue;
+      if (!ACCEPTED.has(o.bucket)) unexpected.push(`${id}: ${o.bucket}\n  got  ${o.got ?? o.issue ?? ''}\n  want ${o.want ?? ''}`);
+    }
+    expect(unexpected).toEqual([]);
+  });
+
+  it('lists only cases that still differ (fixed cases leave known-differences.json)', () => {
+    const fixed = [...outcomes].filter(([id, { o }]) => KNOWN[id] !== undefined && ACCEPTED.has(o.bucket)).map(([id]) => id);
+    expect(fixed).toEqual([]);
+  });
+
+  it('locates every reported case inside the file', () => {
+    for (const { c, o } of outcomes.values()) {
+      if (o.bucket !== 'reported') continue;
+      const r = renderCase(c);
+      const issue = r.issues.find((i) => i.rule === 'unsupported-feature');
+      expect(issue, c.id).toBeDefined();
+      expect(issue!.span.start, c.id).toBeGreaterThanOrEqual(0);
+      expect(issue!.span.end, c.id).toBeLessThanOrEqual(c.files['case.prompty'].length);
+    }
+  });
+});
