@@ -29,7 +29,7 @@ import { diffCmd } from './diff';
 import { reportCmd } from './report';
 import { VERSION } from './version';
 import { countsExact } from '../core/tokens/exact';
-import { installModelFiles, modelsCmd } from './models';
+import { installCliModelFiles, modelsCmd } from './models';
 import { commandHelp } from './help';
 
 class UsageError extends Error {}
@@ -96,7 +96,7 @@ export function run(argv: string[], io: Io): number | Promise<number> {
         return 0;
       }
     }
-    installModelFiles(io);
+    installCliModelFiles(io);
     switch (command) {
       case 'check': {
         const code = check(rest, io);

@@ -3,13 +3,10 @@
  * files the CLI installs for it (the workspace's `.context-lens/models.yaml`, then the user's
  * `~/.config/context-lens/models.yaml`; docs/models.md).
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ModelInfo } from '../core/types';
-import { listModels, modelFiles, resolveModel, useModelFiles, type ModelLayer } from '../core/models';
-import { parseModelFile } from '../core/models/file';
+import { listModels, modelFiles, resolveModel } from '../core/models';
+import { installModelFiles } from '../node/modelFiles';
 import { priceFor } from '../core/cost';
 import { getTokenizer } from '../core/tokens';
 
@@ -19,45 +16,9 @@ interface Io {
   cwd: string;
 }
 
-/** The model files that apply in `cwd`: the nearest `.context-lens/models.yaml` up to the repository root, then the user's. */
-export function modelFilePaths(cwd: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  const out: string[] = [];
-  let dir = path.resolve(cwd);
-  for (;;) {
-    const p = path.join(dir, '.context-lens', 'models.yaml');
-    if (fs.existsSync(p)) {
-      out.push(p);
-      break;
-    }
-    if (fs.existsSync(path.join(dir, '.git'))) break;
-    const up = path.dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  const base = env.XDG_CONFIG_HOME || (env.HOME || os.homedir() ? path.join(env.HOME || os.homedir(), '.config') : undefined);
-  if (base) {
-    const user = path.join(base, 'context-lens', 'models.yaml');
-    if (fs.existsSync(user) && !out.includes(user)) out.push(user);
-  }
-  return out;
-}
-
 /** Reads and installs the model files of `cwd`; their problems go to stderr as warnings (a bad entry is skipped). */
-export function installModelFiles(io: Io): void {
-  const layers: ModelLayer[] = [];
-  for (const p of modelFilePaths(io.cwd)) {
-    let text: string;
-    try {
-      text = fs.readFileSync(p, 'utf8');
-    } catch (e) {
-      io.err(`ctxlens: warning: cannot read ${p}: ${(e as Error).message}\n`);
-      continue;
-    }
-    const r = parseModelFile(text, p.split(path.sep).join('/'));
-    for (const e of r.errors) io.err(`ctxlens: warning: ${e}\n`);
-    layers.push(r.layer);
-  }
-  useModelFiles(layers);
+export function installCliModelFiles(io: Io): void {
+  installModelFiles([io.cwd], (line) => io.err(`ctxlens: warning: ${line}\n`));
 }
 
 interface Row {

@@ -52,6 +52,7 @@ import { configHover, fixtureHover, templateHover } from './hover';
 import { lightAnalysis } from './light';
 import { collectIfGrown } from './memory';
 import { modelChoices, tokenizerNames } from './models';
+import { installModelFiles } from '../node/modelFiles';
 import { assembleReply, previewReply } from './preview';
 import { budgetEditReply } from './variant';
 import { configSymbols, fixtureSymbols, templateSymbols } from './symbols';
@@ -265,6 +266,7 @@ export function startServer(connection: Connection): void {
       if (root) folders.push(root);
     }
     host.setRoots(folders);
+    installModelFiles(folders, (line) => log(`model file: ${line}`));
     if (typeof init.debounceMs === 'number') service.debounceMs = init.debounceMs;
     settings = mergeSettings(DEFAULT_SERVER_SETTINGS, init.settings);
     host.maxFileSize = settings.maxFileSize;
