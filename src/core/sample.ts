@@ -81,33 +81,39 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
   let origin = template.path;
   if (template.format === 'prompty') {
     // Prompty normalises every front matter value on load (strings are stripped, recursively).
+    // Prompty's loader normalises the whole front matter (Prompty.normalize): `${file:x.json}`
+    // anywhere in it, a sample value included, is replaced by the JSON file's (normalised) value.
+    const files = new FileValues(host, template, span, findings, dependencies);
     const inputs = fm.data.inputs;
-    if (isRecord(inputs)) for (const [k, v] of Object.entries(inputs)) if (isRecord(v) && 'sample' in v) values[k] = stripDeep(v.sample);
+    if (isRecord(inputs)) for (const [k, v] of Object.entries(inputs)) if (isRecord(v) && 'sample' in v) values[k] = files.normalize(v.sample);
     const sample = fm.data.sample;
     if (typeof sample === 'string') {
       const m = /^\$\{file:(.+)\}$/.exec(sample.trim());
-      if (m) {
-        const r = resolveInWorkspace(host, template.path, m[1].trim());
-        if (!r.path) findings.push(finding('file-reference', template.path, span, `Sample file '${m[1].trim()}': ${r.error ?? 'cannot be resolved'}.`));
-        else {
-          dependencies.push(r.path);
-          const size = host.size(r.path);
-          const text = size !== undefined && size <= MAX_SAMPLE_BYTES ? host.readFile(r.path) : undefined;
-          if (text === undefined) findings.push(finding('file-reference', template.path, span, size === undefined ? `Sample file '${m[1].trim()}' does not exist.` : `Sample file '${m[1].trim()}' is over ${MAX_SAMPLE_BYTES.toLocaleString('en-US')} bytes or unreadable; it is not read.`));
-          else {
-            const src = parseYaml(text.replace(/^\uFEFF/, ''));
-            const js = src.doc.errors.length ? undefined : toJs(src, src.doc.contents);
-            if (!isRecord(js)) findings.push(finding('fixture-invalid', r.path, { start: 0, end: Math.min(1, text.length) }, 'A Prompty sample file is a JSON (or YAML) object of input values.'));
-            else {
-              values = { ...values, ...js };
-              origin = r.path;
-            }
-          }
+      const flow = m ? undefined : PROMPTFLOW_SAMPLE.exec(sample.trim());
+      if (m || flow) {
+        const read = files.read(m ? m[1].trim() : flow![1]);
+        if (read && !isRecord(read.value)) findings.push(finding('fixture-invalid', read.path, { start: 0, end: Math.min(1, read.text.length) }, 'A Prompty sample file is a JSON (or YAML) object of input values.'));
+        else if (read) {
+          values = { ...values, ...((m ? files.normalize(read.value) : read.value) as Record<string, unknown>) };
+          origin = read.path;
+        }
+        if (flow) {
+          // Prompty's runtimes never read a bare file name; promptflow's Prompty loader does
+          // (load_inputs_from_sample: a string ending in .json, optionally `file:`-prefixed, is a JSON file of inputs).
+          findings.push(
+            finding(
+              'unsupported-feature',
+              template.path,
+              span,
+              `sample: ${sample.trim()} is promptflow's sample file: this file follows promptflow's Prompty loader, which reads it as a JSON object of inputs (Prompty's own runtimes do not read a bare file name). Context Lens reads it beside the template; promptflow opens it relative to the working directory.`,
+              { severity: 'info' },
+            ),
+          );
         }
       } else if (ENV_REFERENCE.test(sample.trim())) {
         findings.push(finding('unsupported-feature', template.path, span, `sample: ${sample.trim()} reads the application's environment, which Context Lens never reads; the sample is left empty.`, { severity: 'info' }));
       }
-    } else if (isRecord(sample)) values = { ...values, ...(stripDeep(sample) as Record<string, unknown>) };
+    } else if (isRecord(sample)) values = { ...values, ...(files.normalize(sample) as Record<string, unknown>) };
   }
   // Defaults fill what the sample leaves out (the runtime applies them too, see templateDefaults).
   const defaults = templateDefaults(template);
@@ -125,6 +131,67 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
   doc.name = SAMPLE_FIXTURE;
   doc.findings = doc.findings.filter((f) => f.rule !== 'fixture-invalid').map((f) => ({ ...f, path: origin }));
   return { fixture: doc, findings, dependencies, values };
+}
+
+/** promptflow's bare sample file: `sample.json` or `file:sample.json` (a string ending in .json). */
+const PROMPTFLOW_SAMPLE = /^(?:file:)?([^\s${}][^${}]*\.json)$/;
+/** Files `${file:…}` values may read in one front matter (each read once). */
+const MAX_SAMPLE_FILES = 32;
+
+/**
+ * `${file:…}` values of a Prompty front matter, read as Prompty's loader reads them
+ * (`Prompty._process_file`: JSON, its strings normalised in turn, relative to the template's
+ * folder), through the host and inside the workspace only. A missing or unreadable file is a
+ * located `file-reference` finding and leaves the reference as written.
+ */
+class FileValues {
+  private readonly cache = new Map<string, { path: string; text: string; value: unknown } | undefined>();
+  constructor(
+    private readonly host: FileHost,
+    private readonly template: TemplateDoc,
+    private readonly span: Span,
+    private readonly findings: Finding[],
+    private readonly dependencies: string[],
+  ) {}
+
+  /** A file's parsed value, or undefined (with a finding) when it cannot be read. */
+  read(ref: string): { path: string; text: string; value: unknown } | undefined {
+    if (this.cache.has(ref)) return this.cache.get(ref);
+    let out: { path: string; text: string; value: unknown } | undefined;
+    const r = resolveInWorkspace(this.host, this.template.path, ref);
+    if (this.cache.size >= MAX_SAMPLE_FILES) this.findings.push(finding('file-reference', this.template.path, this.span, `Sample file '${ref}' is not read: the front matter refers to more than ${MAX_SAMPLE_FILES} files.`));
+    else if (!r.path) this.findings.push(finding('file-reference', this.template.path, this.span, `Sample file '${ref}': ${r.error ?? 'cannot be resolved'}.`));
+    else {
+      this.dependencies.push(r.path);
+      const size = this.host.size(r.path);
+      const text = size !== undefined && size <= MAX_SAMPLE_BYTES ? this.host.readFile(r.path) : undefined;
+      if (text === undefined) this.findings.push(finding('file-reference', this.template.path, this.span, size === undefined ? `Sample file '${ref}' does not exist.` : `Sample file '${ref}' is over ${MAX_SAMPLE_BYTES.toLocaleString('en-US')} bytes or unreadable; it is not read.`));
+      else {
+        const src = parseYaml(text.replace(/^\uFEFF/, ''));
+        const value = src.doc.errors.length ? undefined : toJs(src, src.doc.contents);
+        if (value === undefined) this.findings.push(finding('fixture-invalid', r.path, { start: 0, end: Math.min(1, text.length) }, `Sample file '${ref}' is not valid JSON.`));
+        else out = { path: r.path, text, value };
+      }
+    }
+    this.cache.set(ref, out);
+    return out;
+  }
+
+  /** Prompty's `normalize`: strings stripped, `${file:…}` replaced by the file's value, in lists and mappings too. */
+  normalize(v: unknown, depth = 0): unknown {
+    if (typeof v === 'string') {
+      const t = v.trim();
+      const m = /^\$\{file:(.+)\}$/.exec(t);
+      if (!m || depth > 16) return t;
+      const read = this.read(m[1].trim());
+      return read ? this.normalize(read.value, depth + 1) : t;
+    }
+    if (depth > 64 || v === null || typeof v !== 'object') return v;
+    if (Array.isArray(v)) return v.map((x) => this.normalize(x, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = this.normalize(x, depth + 1);
+    return out;
+  }
 }
 
 /** Prompty's `normalize`: every string stripped, in lists and mappings too. */

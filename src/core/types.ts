@@ -174,6 +174,8 @@ export interface FixtureItem {
   file?: string;
 }
 
+  /** Set when the text was written under `content` (a `{role, content}` message): the template reads it there. */
+  textKey?: 'content';
 export type FixtureValue =
   | { type: 'text'; text: string; span: Span; fileRef?: { value: string; span: Span }; file?: string }
   /** A list; `raw` is the list as written (plain values), passed to the template engine as is for a slot no config declares. */

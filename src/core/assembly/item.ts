@@ -9,7 +9,7 @@ import type { Fingerprint } from './fingerprint';
 import { fingerprint } from './fingerprint';
 
 /** Metadata a work item carries over from its fixture item unchanged. */
-type ItemMetadata = Pick<FixtureItem, 'role' | 'at' | 'title' | 'source' | 'source_type' | 'version' | 'authority' | 'relevance' | 'published_at' | 'expires_at' | 'tenant' | 'meta'>;
+type ItemMetadata = Pick<FixtureItem, 'role' | 'at' | 'title' | 'source' | 'source_type' | 'version' | 'authority' | 'relevance' | 'published_at' | 'expires_at' | 'tenant' | 'meta' | 'textKey'>;
 
 export interface WorkItem extends ItemMetadata {
   slot: string;
@@ -91,6 +91,7 @@ export function fromFixtureItem(slot: string, item: FixtureItem, text: string, i
     tenant: item.tenant,
     meta: item.meta ?? {},
     merged: NONE,
+    textKey: item.textKey,
     mergedIds: NONE,
     score: undefined,
     breakdown: undefined,

@@ -299,6 +299,8 @@ export class Renderer {
       id: item.hasId ? esc(item.id) : item.id,
       text,
       ...(state.kind === 'history' ? { role: item.role ?? 'user', content: text } : {}),
+      // A `{role, content}` list: the text is also where the fixture wrote it (`{{ m.content }}`).
+      ...(item.textKey === 'content' && state.kind !== 'history' ? { content: text } : {}),
       title: esc(item.title),
       source: esc(item.source),
       source_type: esc(item.source_type),

@@ -64,10 +64,12 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
     );
   }
 
+  // dotprompt inserts the conversation into every template (insertHistory): its first history slot is never unused.
+  const dotpromptHistory = template.format === 'prompt' ? Object.entries(config.slots).find(([, c]) => c.kind === 'history')?.[0] : undefined;
   for (const [name, slot] of Object.entries(config.slots)) {
     const keySpan = configDoc.keySpan(['slots', name]) ?? { start: 0, end: 0 };
     const uses = usesBySlot.get(name) ?? [];
-    if (uses.length === 0) {
+    if (uses.length === 0 && name !== dotpromptHistory) {
       if (slot.required) {
         out.push(finding('required-missing', configDoc.path, keySpan, `Required slot '${name}' is never used by ${basename(template.path)}, so it can never reach the model.`, { related: [{ path: template.path, span: template.bodySpan, message: 'template body' }] }));
       } else {
