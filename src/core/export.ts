@@ -17,7 +17,7 @@
  * Chat Completions `tool` message without `tool_call_id` is refused by the API.
  */
 import type { AssemblyResult, MessagePart, RenderedMessage } from './types';
-import { conflictText, reasonText } from './assembly/reasonText';
+import { conflictText, reasonText } from './reasonText';
 
 export type RequestFormat = 'openai' | 'anthropic' | 'text' | 'json' | 'openai-responses' | 'gemini';
 export const REQUEST_FORMATS: readonly RequestFormat[] = ['openai', 'anthropic', 'text', 'json', 'openai-responses', 'gemini'];

@@ -125,7 +125,7 @@ export interface SelectionEntry {
   evidence_id: string;
   slot: string;
   decision: Decision;
-  /** Reason codes (src/core/assembly/reasonText.ts says each in words). */
+  /** Reason codes (src/core/reasonText.ts says each in words). */
   reasons: string[];
   score?: number;
   score_breakdown?: ScoreBreakdown;

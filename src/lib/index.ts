@@ -48,8 +48,8 @@ export type {
 } from '../core/export';
 export { citationMap, selectionLog, checkCitations, suppliedEvidence, candidatesOf, itemSpans, toolsOf } from './evidence';
 export type { CitationEntry, SelectionEntry, ScoreBreakdown, Decision, CitedAnswer, CitationCheck, ClaimCheck, SuppliedEvidence, TraceEvidence, Candidate, SelectionOptions } from './evidence';
-export { reasonText, conflictText, isKnownReason } from '../core/assembly/reasonText';
-export type { Reason } from '../core/assembly/reasonText';
+export { reasonText, conflictText, isKnownReason } from '../core/reasonText';
+export type { Reason } from '../core/reasonText';
 export { contextId, templateVersion, normaliseQuery } from './identity';
 export type { RequestScope } from './identity';
 export { VERSION } from './version';

@@ -135,7 +135,7 @@ export interface WhatIfState {
 }
 
 /**
- * Sentences for the trace's decisions (src/core/assembly/reasonText.ts), written by the server
+ * Sentences for the trace's decisions (src/core/reasonText.ts), written by the server
  * because the webview imports no core code: reason code -> sentence, and one sentence per entry
  * of `trace.conflicts`, in its order.
  */

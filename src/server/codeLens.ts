@@ -9,7 +9,7 @@ import type { ConfigAnalysis, FixtureAnalysis, SlotSummary, TemplateAnalysis } f
 import type { FixtureItem, Span } from '../core/types';
 import { costSuffix, equation, num, pct, plural, requestEquation, requestTotals, tok, trustLabel } from './format';
 import { itemVerdicts } from './items';
-import { reasonText } from '../core/assembly/reasonText';
+import { reasonText } from '../core/reasonText';
 import type { EntryView } from './analysisService';
 
 /** Client commands the lenses run (contributed by the extension). */

@@ -1,11 +1,11 @@
 /**
  * The trace's decisions in words for the preview: the webview may not import the core, so the
- * server sends the sentences of src/core/assembly/reasonText.ts with the snapshot, the same ones
+ * server sends the sentences of src/core/reasonText.ts with the snapshot, the same ones
  * the hover and `ctxlens assemble --format text` print.
  */
 import type { Trace } from '../core/types';
 import type { PreviewExplain } from '../protocol/preview';
-import { conflictText, reasonText } from '../core/assembly/reasonText';
+import { conflictText, reasonText } from '../core/reasonText';
 
 /**
  * Reasons without an argument, always included: a what-if request (other budgets) can drop items

@@ -10,7 +10,7 @@ import type { BudgetReport, Span } from '../core/types';
 import { budgetResolution, costLines, equation, num, pct, plural, requestTotals, tok, trustLabel } from './format';
 import { itemVerdicts } from './items';
 import { contains } from './textMap';
-import { conflictText, reasonText } from '../core/assembly/reasonText';
+import { conflictText, reasonText } from '../core/reasonText';
 
 /** Items listed per section of a hover; the preview shows them all. */
 const MAX_LISTED = 8;

@@ -9,7 +9,7 @@
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openWorkspace, selectionLog } from '../../src/lib';
-import { isKnownReason, reasonText } from '../../src/core/assembly/reasonText';
+import { isKnownReason, reasonText } from '../../src/core/reasonText';
 import { analyzeFixture } from '../../src/core/analyze';
 import { formatRequest } from '../../src/core/export';
 import { DiskFileHost } from '../../src/node/fileHost';

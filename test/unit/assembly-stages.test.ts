@@ -3,7 +3,7 @@ import { applyFilters, versionMatches } from '../../src/core/assembly/filters';
 import { dedup, normalizeForDedup } from '../../src/core/assembly/dedup';
 import { rankItems } from '../../src/core/assembly/score';
 import { fingerprint, sketchOverlap, SKETCH_SIZE } from '../../src/core/assembly/fingerprint';
-import { canonicalJson } from '../../src/core/assembly/canonical';
+import { canonicalJson } from '../../src/core/canonical';
 import { workItem } from './support/assemblyBuilders';
 
 describe('hard filters', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { itemTitle, itemTooltip } from '../../src/server/codeLens';
 import type { ItemVerdict } from '../../src/server/codeLens';
-import { reasonText } from '../../src/core/assembly/reasonText';
+import { reasonText } from '../../src/core/reasonText';
 
 describe('fixture item lenses', () => {
   it('say an omitted item\'s reason as its code in the title and in words in the tooltip', () => {

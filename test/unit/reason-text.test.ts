@@ -1,13 +1,13 @@
 /**
- * Reason codes in words (src/core/assembly/reasonText.ts): every code of the reason unions has a
+ * Reason codes in words (src/core/reasonText.ts): every code of the reason unions has a
  * sentence of its own (the sample table below is typed over the codes, so a new code without a
  * sample fails the typecheck, as the sentence table does), parametrised codes name their
  * argument, unknown codes come back as written, and each conflict resolution reads as one
  * sentence.
  */
 import { describe, expect, it } from 'vitest';
-import type { Reason, ReasonCode } from '../../src/core/assembly/reasonText';
-import { conflictText, isKnownReason, reasonText } from '../../src/core/assembly/reasonText';
+import type { Reason, ReasonCode } from '../../src/core/reasonText';
+import { conflictText, isKnownReason, reasonText } from '../../src/core/reasonText';
 import type { FilterKey, TraceConflict } from '../../src/core/types';
 
 const SAMPLES: Record<ReasonCode, Reason> = {

@@ -1,7 +1,7 @@
 /**
  * The preview's reasons and conflicts in words: the language server's own snapshot of the SDK
  * example (previewReply over a real analysis) rendered by the built webview bundle in Chromium.
- * The omitted items read the server's sentences (src/core/assembly/reasonText.ts), kept items show
+ * The omitted items read the server's sentences (src/core/reasonText.ts), kept items show
  * their reason codes with the sentence as a tooltip, and the Conflicts section lists the labelled
  * customer comment and the 3.9 docs resolved by the version filter.
  */
@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { analyzeTemplate } from '../../src/core/analyze';
-import { reasonText } from '../../src/core/assembly/reasonText';
+import { reasonText } from '../../src/core/reasonText';
 import { DiskFileHost } from '../../src/node/fileHost';
 import { previewReply } from '../../src/server/preview';
 import { launchChromium } from '../support/chromium';

@@ -40,7 +40,7 @@ export { escapeUntrusted, neutralise, restore, findBreakouts } from './escape';
 export { roleOf } from './render';
 export type { RenderOptions } from './render';
 export { sha256 } from './sha256';
-export { canonicalJson } from './canonical';
+export { canonicalJson } from '../canonical';
 export { fitPrefix } from './fit';
 export type { AssembleInput } from './stages/env';
 export { historyRemainders, remainderLines, withRemainder } from '../budget/remainder';

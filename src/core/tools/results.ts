@@ -5,8 +5,8 @@
  * reference time `now`; without `now` nothing is judged (the clock is never read).
  */
 import type { Finding } from '../types';
-import type { WorkItem } from '../assembly/item';
-import { timeOf } from '../assembly/item';
+import type { Span } from '../types';
+import { timeOf } from '../time';
 import { finding } from '../rules/registry';
 
 /** Milliseconds of `90s`, `15m`, `1h`, `2d`, `PT1H`, `P1DT12H`; undefined when it does not parse. */
@@ -31,7 +31,7 @@ export function formatAge(ms: number): string {
   return `${s}s`;
 }
 
-export function staleResults(path: string, slot: string, items: readonly WorkItem[], maxAge: string | undefined, now: string | undefined): Finding[] {
+export function staleResults(path: string, slot: string, items: ReadonlyArray<{ id: string; title?: string; at?: string; span: Span }>, maxAge: string | undefined, now: string | undefined): Finding[] {
   const limit = durationMs(maxAge);
   const nowMs = timeOf(now);
   if (limit === undefined || nowMs === undefined) return [];

@@ -10,16 +10,16 @@
 import type { FixtureDoc, KeepReason, OmittedItem, SlotTrace, Trace, TraceConflict, TraceHistory, TraceItem } from '../../types';
 import type { WorkItem } from '../item';
 import type { PipelineEnv } from './env';
-import type { SlotRun } from './load';
 import type { DecisionLog } from './log';
 import type { AssembledRequest } from './request';
-import { canonicalJson } from '../canonical';
+import { canonicalJson } from '../../canonical';
 import { itemSha, metaList } from '../item';
 import { placementOf } from '../order';
 import { versionMatches } from '../filters';
 import { sha256 } from '../sha256';
 import { coversOf } from './select';
 import { isCommitmentRecord, turnCommitment } from './commitments';
+import type { SlotRun } from './state';
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 

@@ -9,7 +9,7 @@
  * Sentences name config keys plainly (filters.version, max_items) so they read the same as
  * Markdown, as text and in the webview.
  */
-import type { FilterKey, KeepReason, OmitReason, TraceConflict } from '../types';
+import type { FilterKey, KeepReason, OmitReason, TraceConflict } from './types';
 
 /** Every reason the trace can give an item. */
 export type Reason = OmitReason | KeepReason;
