@@ -7,12 +7,14 @@
  * tokens, a 1,500-token prompt costs about 0.00075 dollars, so 100,000 questions a day cost about
  * 75 dollars". Cost is linear in tokens, so every figure here is tokens x price / 1,000,000.
  *
- * Data date: the prices below are the list prices the providers' pricing pages stated in October
- * 2025 (the date of the model registry in models.ts), written down from those pages, never fetched
- * (nothing leaves the machine). Prices change more often than windows do: a `prices:` entry in the
- * context config overrides the entry of the same model, and adds models the table lacks. Batch
- * discounts, cache-write surcharges (Anthropic charges 1.25x for writing a cache entry) and
- * regional or priority tiers are not modelled: the table is the standard, on-demand price.
+ * Data: the built-in prices live in the model registry (src/core/models/registry.json, generated
+ * by scripts/models.mjs from @pydantic/genai-prices), each with its `as_of` date and `source`;
+ * model files installed by the host (`.context-lens/models.yaml`) add or replace prices, and a
+ * `prices:` entry in the context config wins over both. Nothing is fetched (nothing leaves the
+ * machine). Batch discounts, cache-write surcharges and regional or priority tiers are not
+ * modelled: the table is the standard, on-demand price; where a provider's price depends on the
+ * time of day the table keeps the peak price. A model without a price has none: no price is
+ * ever inferred from a similar model.
  *
  * Model names resolve as the registry resolves them (models.ts): lower-cased, without a provider
  * prefix (`openai/`, `anthropic/`, `models/`), a fine-tune wrapper, or a snapshot suffix
@@ -22,7 +24,7 @@
  * differs from `gpt-4o`) wins over the stripped name.
  */
 import type { ContextConfig } from './config/schema';
-import { modelKeys } from './models';
+import { builtinPrices, registryPrice } from './models';
 
 /** One price entry: USD per million tokens. */
 export interface Price {
@@ -47,76 +49,15 @@ export interface ResolvedPrice extends Price {
   origin: 'builtin' | 'config';
 }
 
-const OPENAI = 'https://platform.openai.com/docs/pricing';
-const ANTHROPIC = 'https://docs.claude.com/en/docs/about-claude/pricing';
-const GOOGLE = 'https://ai.google.dev/gemini-api/docs/pricing';
-const AS_OF = '2025-10';
-
-const o = (input: number, cached: number | undefined, output: number): Price => ({ input, ...(cached !== undefined ? { cached_input: cached } : {}), output, as_of: AS_OF, source: OPENAI });
-/** Anthropic's cache reads cost 0.1x the input price (cache writes, 1.25x, are not modelled). */
-const a = (input: number, cached: number, output: number): Price => ({ input, cached_input: cached, output, as_of: AS_OF, source: ANTHROPIC });
-const g = (input: number, cached: number | undefined, output: number, long?: Price['long_context']): Price => ({
-  input,
-  ...(cached !== undefined ? { cached_input: cached } : {}),
-  output,
-  ...(long ? { long_context: long } : {}),
-  as_of: AS_OF,
-  source: GOOGLE,
-});
-
-/** The built-in price table, keyed like the model registry (models.ts). */
-export const PRICES: Readonly<Record<string, Price>> = {
-  // OpenAI (standard tier)
-  'gpt-5': o(1.25, 0.125, 10),
-  'gpt-5-mini': o(0.25, 0.025, 2),
-  'gpt-5-nano': o(0.05, 0.005, 0.4),
-  'gpt-5-chat-latest': o(1.25, 0.125, 10),
-  'gpt-4.1': o(2, 0.5, 8),
-  'gpt-4.1-mini': o(0.4, 0.1, 1.6),
-  'gpt-4.1-nano': o(0.1, 0.025, 0.4),
-  'gpt-4.5-preview': o(75, 37.5, 150),
-  'gpt-4o': o(2.5, 1.25, 10),
-  'gpt-4o-2024-05-13': o(5, undefined, 15),
-  'gpt-4o-mini': o(0.15, 0.075, 0.6),
-  'chatgpt-4o-latest': o(5, undefined, 15),
-  o1: o(15, 7.5, 60),
-  'o1-mini': o(1.1, 0.55, 4.4),
-  'o1-pro': o(150, undefined, 600),
-  o3: o(2, 0.5, 8),
-  'o3-pro': o(20, undefined, 80),
-  'o3-mini': o(1.1, 0.55, 4.4),
-  'o4-mini': o(1.1, 0.275, 4.4),
-  'gpt-4-turbo': o(10, undefined, 30),
-  'gpt-4': o(30, undefined, 60),
-  'gpt-4-32k': o(60, undefined, 120),
-  'gpt-3.5-turbo': o(0.5, undefined, 1.5),
-  // Anthropic (cached input = cache read)
-  'claude-sonnet-4-5': a(3, 0.3, 15),
-  'claude-haiku-4-5': a(1, 0.1, 5),
-  'claude-opus-4-1': a(15, 1.5, 75),
-  'claude-opus-4': a(15, 1.5, 75),
-  'claude-sonnet-4': a(3, 0.3, 15),
-  'claude-3-7-sonnet': a(3, 0.3, 15),
-  'claude-3-5-sonnet': a(3, 0.3, 15),
-  'claude-3-5-haiku': a(0.8, 0.08, 4),
-  'claude-3-opus': a(15, 1.5, 75),
-  'claude-3-haiku': a(0.25, 0.03, 1.25),
-  // Google (paid tier, text input; cached input = context caching)
-  'gemini-2.5-pro': g(1.25, 0.31, 10, { above: 200_000, input: 2.5, cached_input: 0.625, output: 15 }),
-  'gemini-2.5-flash': g(0.3, 0.075, 2.5),
-  'gemini-2.5-flash-lite': g(0.1, 0.025, 0.4),
-  'gemini-2.0-flash': g(0.1, 0.025, 0.4),
-  'gemini-2.0-flash-lite': g(0.075, undefined, 0.3),
-  'gemini-1.5-pro': g(1.25, 0.3125, 5, { above: 128_000, input: 2.5, cached_input: 0.625, output: 10 }),
-  'gemini-1.5-flash': g(0.075, 0.01875, 0.3, { above: 128_000, input: 0.15, cached_input: 0.0375, output: 0.6 }),
-  'gemini-1.5-flash-8b': g(0.0375, 0.01, 0.15, { above: 128_000, input: 0.075, cached_input: 0.02, output: 0.3 }),
-};
+/** The built-in price table, keyed like the model registry (derived from registry.json). */
+export const PRICES: Readonly<Record<string, Price>> = Object.fromEntries(builtinPrices());
 
 const own = (obj: object, key: string): boolean => Object.prototype.hasOwnProperty.call(obj, key);
 
 /**
- * The price of a model: the config's `prices:` entry of that exact name first, then the built-in
- * table (through the registry's normalisation and aliases). Undefined when neither knows it.
+ * The price of a model: the config's `prices:` entry of that exact name first, then the model
+ * files and the built-in table (through the registry's normalisation and aliases). Undefined when
+ * none knows it.
  */
 export function priceFor(model: string | undefined, config?: Pick<ContextConfig, 'prices'>, configPath?: string): ResolvedPrice | undefined {
   if (!model) return undefined;
@@ -125,8 +66,8 @@ export function priceFor(model: string | undefined, config?: Pick<ContextConfig,
     const p = prices[model];
     return { model, origin: 'config', ...p, as_of: p.as_of ?? 'config', source: p.source ?? configPath ?? 'prices: in the context config' };
   }
-  for (const key of modelKeys(model)) if (own(PRICES, key)) return { model: key, origin: 'builtin', ...PRICES[key] };
-  return undefined;
+  const r = registryPrice(model);
+  return r ? { model: r.key, origin: 'builtin', ...r.price } : undefined;
 }
 
 /** Money is kept to 1e-10 dollars, so 1,500 x 0.50 / 1e6 is exactly 0.00075. */

@@ -129,7 +129,7 @@ export interface Tokenizer {
 
 export interface ModelInfo {
   name: string;
-  provider: 'openai' | 'anthropic' | 'google' | 'custom';
+  provider: 'openai' | 'anthropic' | 'google' | 'mistral' | 'xai' | 'deepseek' | 'qwen' | 'meta' | 'custom';
   window: number;
   /** Maximum output tokens, when the endpoint has one. */
   maxOutput?: number;
@@ -141,6 +141,14 @@ export interface ModelInfo {
   requestOverhead: number;
   /** True when the tokenizer equals the model's own. */
   exact: boolean;
+  /** Where the limits were read, and when (registry entries; src/core/models/). */
+  source?: string;
+  asOf?: string;
+  /** The provider shut the model down (`retired`) or announced the day it will (`retires`). */
+  retired?: { date?: string; successor?: string; source: string };
+  retires?: { date?: string; successor?: string; source: string };
+  /** Set when the name is not in the registry and its family's tokenizer and limits stand in for it. */
+  estimate?: { family: string; like: string };
 }
 
 // ---------------------------------------------------------------------------
