@@ -194,7 +194,7 @@ describe('action.yml report step', () => {
     expect(second.stderr).toContain('gate max-token-increase 1 failed');
     expect(api.comments.map((c) => c.id)).toEqual([1, 100]);
     expect(api.comments[1].body).not.toBe(body1);
-    expect(api.comments[1].body).toContain('❌');
+    expect(api.comments[1].body).toContain('✘ **failed**');
     expect(api.comments[0].body).toBe('> <!-- ctxlens-report -->\n> quoted');
     expect(second.output).toContain('exit-code=1');
     expect(api.requests.filter((r) => r.method === 'POST')).toHaveLength(1);

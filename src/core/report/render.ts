@@ -182,7 +182,8 @@ export function reportMarkdown(r: Report): string {
   if (r.gates.length) {
     out += failed.length ? `**${failed.length} gate(s) failed:**\n\n` : '**Every gate passed.**\n\n';
     for (const g of r.gates) {
-      out += `- ${g.passed ? '✅' : '❌'} ${code(`${g.gate}${g.limit ? ` ${g.limit}` : ''}`)}\n`;
+      // Plain symbols and words, not emoji: they read the same in every font and in the job summary.
+      out += `- ${g.passed ? '✔ passed' : '✘ **failed**'} ${code(`${g.gate}${g.limit ? ` ${g.limit}` : ''}`)}\n`;
       for (const why of g.reasons.slice(0, 10)) out += `  - ${code(why)}\n`;
       if (g.reasons.length > 10) out += `  - and ${g.reasons.length - 10} more\n`;
     }
@@ -191,7 +192,7 @@ export function reportMarkdown(r: Report): string {
   const findings = r.templates.flatMap((t) => t.findings.new);
   if (findings.length) {
     out += `<details><summary>${findings.length} new finding(s), ${s.fixed_findings} fixed</summary>\n\n`;
-    for (const f of findings.slice(0, 50)) out += `- ${f.severity === 'error' ? '❌' : '⚠️'} ${code(`${f.path}${f.line ? `:${f.line}` : ''}`)} ${code(f.rule)} ${code(f.message)}\n`;
+    for (const f of findings.slice(0, 50)) out += `- ${f.severity === 'error' ? '**error**' : f.severity} ${code(`${f.path}${f.line ? `:${f.line}` : ''}`)} ${code(f.rule)} ${code(f.message)}\n`;
     out += '\n</details>\n\n';
   } else if (s.fixed_findings) out += `${s.fixed_findings} finding(s) fixed.\n\n`;
   const evalRows = r.templates.flatMap((t) => t.eval.filter((e) => JSON.stringify(e.base) !== JSON.stringify(e.head) || e.required_dropped.length));
