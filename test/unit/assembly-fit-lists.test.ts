@@ -1,15 +1,14 @@
 /**
- * The fit step counts each probe from list pieces (render.ts renderTexts gives a bare `{{slot}}`'s
- * items as one piece; countParts.ts counts it unit by unit with a trie of glue counts). These tests
- * hold that path to the real thing: a list piece counts exactly as its texts joined, and the request
+ * The fit step counts each probe from the parts of its messages (render.ts renderTexts; countParts.ts
+ * counts them part by part with a trie of glue counts). These tests hold that path to the real
+ * thing: parts count exactly as their texts joined, and the request
  * count of an assembly equals the count of the messages it renders, wherever the list sits in its
  * message (first, last, alone, between text), labelled or not, and when one slot is used both bare
  * and inside a delimiter the template writes itself.
  */
 import { describe, expect, it } from 'vitest';
 import { assemble } from '../../src/core/assembly';
-import type { CountPiece } from '../../src/core/assembly/countParts';
-import { countJoined, pieceText } from '../../src/core/assembly/countParts';
+import { countJoined } from '../../src/core/assembly/countParts';
 import type { ContextConfig } from '../../src/core/config/schema';
 import { getTokenizer } from '../../src/core/tokens';
 import type { FixtureDoc, TemplateDoc } from '../../src/core/types';
@@ -39,23 +38,24 @@ const UNITS = [
   '\n\n',
 ];
 
-describe('countJoined with list pieces', () => {
+describe('countJoined over message parts', () => {
   for (const name of ['o200k_base', 'cl100k_base']) {
-    it(`counts a list piece exactly as its texts joined (${name})`, () => {
+    it(`counts parts exactly as their texts joined (${name})`, () => {
       const tk = getTokenizer(name)!;
       const next = rng(name.length * 31337);
       const pick = () => UNITS[Math.floor(next() * UNITS.length)];
       for (let round = 0; round < 300; round++) {
-        const pieces: CountPiece[] = [];
+        const pieces: string[] = [];
         const n = 1 + Math.floor(next() * 5);
         for (let i = 0; i < n; i++) {
           if (next() < 0.5) pieces.push(pick());
           else {
-            const units = Array.from({ length: Math.floor(next() * 6) }, pick);
-            pieces.push({ units, sep: next() < 0.8 ? '\n\n' : ' | ' });
+            // A slot's items with the separator between them, as the renderer gives them.
+            const sep = next() < 0.8 ? '\n\n' : ' | ';
+            Array.from({ length: Math.floor(next() * 6) }, pick).forEach((u, k) => pieces.push(...(k > 0 ? [sep, u] : [u])));
           }
         }
-        const joined = pieces.map(pieceText).join('');
+        const joined = pieces.join('');
         // Twice: the second count comes from the caches the first one filled.
         expect(countJoined(tk, pieces), JSON.stringify(pieces)).toBe(tk.count(joined));
         expect(countJoined(tk, pieces)).toBe(tk.count(joined));
@@ -97,7 +97,7 @@ const layouts: Array<[string, TemplateDoc]> = [
   ['a list inside if and each (not a list piece)', template([t.msg('user', t.if('evidence', [t.text('Docs:\n'), t.v('evidence')]), t.each('evidence', [t.text('- '), t.v('this', 'id'), t.text('\n')]), t.v('q'))])],
 ];
 
-describe('fit counts from list pieces equal the rendered request', () => {
+describe('fit counts from message parts equal the rendered request', () => {
   for (const [name, tpl] of layouts) {
     for (const [kind, evidence] of [
       ['labelled, untrusted, edges', { label: 'EVIDENCE', trust: 'untrusted', order: 'edges' }],
@@ -138,7 +138,7 @@ describe('renderTexts spells out the same messages as render', () => {
           const map = new Map([['evidence', kept], ['q', [q]]]);
           const rendered = r.render(map).map((m) => m.content);
           const pieces = r.renderTexts(map);
-          expect(pieces.map((m) => m.map(pieceText).join(''))).toEqual(rendered);
+          expect(pieces.map((m) => m.join(''))).toEqual(rendered);
           pieces.forEach((m, i) => expect(countJoined(tk, m)).toBe(tk.count(rendered[i])));
         }
       });

@@ -11,11 +11,7 @@
  * content); what lies between one part's last cut and the next part's first cut ("glue": an item's
  * tail, a separator, an envelope line, the next item's head) is short and counted as it comes.
  * Tokenizers that do not add up at safe cuts (chars4, or any other) count the joined text.
- *
- * A message may also be given with a slot's items as one piece (`ListPiece`: the items' texts with
- * the separator between them); it counts exactly as its texts joined in place would. The engine
- * renderer (render.ts renderTexts) gives plain part texts since rendering moved to the runtimes'
- * engines, so no probe builds list pieces today.
+
  */
 import type { Tokenizer } from '../types';
 import { BpeTokenizer } from '../tokens';
@@ -79,23 +75,9 @@ function cutsOf(tokenizer: BpeTokenizer, cache: Map<string, PartCuts>, text: str
   return c;
 }
 
-/** A run of texts with `sep` between consecutive ones: `units.join(sep)`, counted unit by unit. */
-export interface ListPiece {
-  units: readonly string[];
-  sep: string;
-}
-
-/** A piece of a message for countJoined: a text, or a list of texts with a separator. */
-export type CountPiece = string | ListPiece;
-
-/** The text a piece stands for. */
-export function pieceText(p: CountPiece): string {
-  return typeof p === 'string' ? p : p.units.join(p.sep);
-}
-
-/** Token count of the pieces' texts joined, equal to `tokenizer.count` of the joined text. */
-export function countJoined(tokenizer: Tokenizer, texts: readonly CountPiece[]): number {
-  if (!(tokenizer instanceof BpeTokenizer)) return tokenizer.count(texts.map(pieceText).join(''));
+/** Token count of the parts' texts joined, equal to `tokenizer.count` of the joined text. */
+export function countJoined(tokenizer: Tokenizer, texts: readonly string[]): number {
+  if (!(tokenizer instanceof BpeTokenizer)) return tokenizer.count(texts.join(''));
   let cache = caches.get(tokenizer);
   if (!cache) {
     cache = { parts: new Map(), glue: { n: -1 }, nodes: 0 };
@@ -149,14 +131,7 @@ export function countJoined(tokenizer: Tokenizer, texts: readonly CountPiece[]):
     total += c.inner;
     add(c.tail);
   };
-  for (const t of texts) {
-    if (typeof t === 'string') part(t);
-    else
-      for (let i = 0; i < t.units.length; i++) {
-        if (i > 0) add(t.sep);
-        part(t.units[i]);
-      }
-  }
+  for (const t of texts) part(t);
   flush();
   return total;
 }
