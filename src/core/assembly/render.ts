@@ -22,7 +22,6 @@ import type { EngineMessage, EngineResult } from '../engine/types';
 import type { FixtureDoc, MessagePart, RenderedMessage, Role, SlotKind, Span, TemplateDoc } from '../types';
 import type { WorkItem } from './item';
 import type { Envelope, EnvelopeKind } from './envelope';
-import type { CountPiece } from './countParts';
 import type { Neutralised } from './escape';
 import { renderDotprompt } from '../engine/dotprompt';
 import { renderPrompty } from '../engine/prompty';
@@ -132,7 +131,7 @@ export class Renderer {
   }
 
   /** The part texts of each message, for counting (countParts.ts). */
-  renderTexts(kept: ReadonlyMap<string, readonly WorkItem[]>): CountPiece[][] {
+  renderTexts(kept: ReadonlyMap<string, readonly WorkItem[]>): string[][] {
     return this.probe(kept).texts;
   }
 
@@ -368,7 +367,7 @@ interface MarkedRender {
 export interface Probe {
   readonly kept: ReadonlyMap<string, readonly WorkItem[]>;
   readonly marked: MarkedRender;
-  readonly texts: CountPiece[][];
+  readonly texts: string[][];
 }
 
 interface EngineValues {
