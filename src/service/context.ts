@@ -167,12 +167,9 @@ export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
       if (Object.hasOwn(slots, q)) return errorReply(400, 'invalid_request', `slots.${q}: conflicts with query, which fills '${q}'; give one of them`, { path: `slots.${q}` });
       slots[q] = req.query;
     }
-    // A request without a required slot would be answered with an empty section, as if it were complete.
-    for (const s of info.slots) {
-      if (!s.required || !s.used || (Object.hasOwn(slots, s.name) && slots[s.name] !== null)) continue;
-      const path = s.kind === 'user' && req.query === undefined && querySlot(info) === s.name ? 'query' : `slots.${s.name}`;
-      return errorReply(400, 'invalid_request', `${path}: the template '${t.relative}' requires the ${s.kind} slot '${s.name}'`, { path });
-    }
+    // A request without a required slot would be answered with an empty section, as if it were
+    // complete: it is refused (after the values themselves are checked, so a bad value is named first).
+    const missing = info.slots.find((s) => s.required && s.used && !(Object.hasOwn(slots, s.name) && slots[s.name] !== null));
     // List slots hold lists of items before any filter runs: one object or one string is a one-item
     // list, so the tenant and product filters see it; history turns keep to the roles the slot allows.
     const kinds: Record<string, { kind: (typeof info.slots)[number]['kind']; trust?: 'trusted' | 'untrusted' }> = Object.create(null) as Record<string, never>;
@@ -202,6 +199,10 @@ export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
       ...(req.now !== undefined ? { now: req.now } : {}),
       ...(req.redact_secrets ? { redactSecrets: true } : {}),
     });
+    if (missing) {
+      const path = missing.kind === 'user' && req.query === undefined && querySlot(info) === missing.name ? 'query' : `slots.${missing.name}`;
+      return errorReply(400, 'invalid_request', `${path}: the template '${t.relative}' requires the ${missing.kind} slot '${missing.name}'`, { path });
+    }
     deps.onAssembled?.();
     const trace = out.trace;
     const id = contextId(trace, { query: req.query, user_id: req.user_id, tenant: req.tenant, permission_revision: req.permission_revision, product: req.product });

@@ -258,6 +258,8 @@ export function createService(options: ServiceOptions = {}): Service {
       if (res.statusCode >= 400) metrics.error(res.statusCode >= 500 ? 'internal' : res.statusCode === 413 ? 'payload_too_large' : res.statusCode === 404 ? 'not_found' : 'bad_request');
     });
     const fail = (e: unknown) => {
+      // The client went away (or the request timed out) mid-body: nothing to answer, nothing to log.
+      if (req.destroyed && !(e instanceof BodyError)) return void res.destroy();
       if (e instanceof BodyError) {
         // After a 413 the connection is closed: what the client still sends is not read.
         sendJson(res, errorReply(e.status, e.code, e.message), e.status === 413 ? { connection: 'close' } : {});
@@ -318,19 +320,27 @@ export function createService(options: ServiceOptions = {}): Service {
     },
     handle,
   );
-  server.timeout = requestTimeout;
   server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   // Open sockets and whether a request is under way on each, for the drain.
-  const sockets = new Map<Socket, { busy: boolean }>();
+  const sockets = new Map<Socket, { busy: boolean; first?: NodeJS.Timeout }>();
   server.on('connection', (socket: Socket) => {
-    const state = { busy: false };
+    const state: { busy: boolean; first?: NodeJS.Timeout } = { busy: false };
     sockets.set(socket, state);
-    socket.on('close', () => sockets.delete(socket));
+    // A connection that never sends a request holds a slot of the cap: Node's headers timeout
+    // starts with the first byte, so a silent connection is closed here.
+    state.first = setTimeout(() => socket.destroy(), headersTimeout);
+    state.first.unref?.();
+    socket.setTimeout(requestTimeout + headersTimeout, () => socket.destroy());
+    socket.on('close', () => {
+      clearTimeout(state.first);
+      sockets.delete(socket);
+    });
     if (draining) socket.end();
   });
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const state = sockets.get(req.socket);
     if (!state) return;
+    clearTimeout(state.first);
     state.busy = true;
     res.on('finish', () => {
       state.busy = false;
