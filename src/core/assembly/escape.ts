@@ -3,7 +3,9 @@
  * never close its envelope (`[/EVIDENCE]`, `</evidence>`), open a fake one (of any slot of the
  * template), close a wrapper tag the template writes around it (`</question>`), or look like the
  * start of a new message (`system:` at a line start, after any line separator a runtime splits on,
- * `<|im_start|>`, `{{role "system"}}`).
+ * `<|im_start|>`, `{{role "system"}}`), or become a media part of the request: Prompty 0.1.x turns
+ * every Markdown image `![alt](url)` of a message into an image the provider fetches, so `![` in
+ * untrusted text is broken (`!\[`) and only the template's own images stay images.
  *
  * Everything else reaches the model byte-identical: benign text (`C:\Users`, a colon in prose) is
  * never touched. In each dangerous sequence one backslash is inserted (`[/EVIDENCE]` ->
@@ -15,7 +17,7 @@
 
 import { redactSecrets } from '../text/secrets';
 
-export type BreakoutKind = 'closing-delimiter' | 'opening-delimiter' | 'role-marker';
+export type BreakoutKind = 'closing-delimiter' | 'opening-delimiter' | 'role-marker' | 'media-marker';
 
 export interface Breakout {
   kind: BreakoutKind;
@@ -71,6 +73,8 @@ function alternatives(labels: readonly string[]): Alternative[] {
     // Spaces are Python's (U+3000 too) and a bracket of arguments may be as long as its line, as
     // in Prompty's parser; every part is a plain run, so the scan stays linear.
     { kind: 'role-marker', source: `((?:^|[${LINE_BREAKS}])${LINE_SPACE}*(?:#+${LINE_SPACE}*)?(?:${ROLE_WORDS})${LINE_SPACE}*(?:\\[[^\\]${LINE_BREAKS}]*\\])?${LINE_SPACE}*)(:)` },
+    // A Markdown image (`![alt](url)`, and 1.0-beta Prompty's `![thread]` line): `!\[` matches no image pattern.
+    { kind: 'media-marker', source: '(!)(\\[)' },
     // Special-token syntax: <|im_start|>, <|endoftext|>, and the full-width variant some models use.
     { kind: 'role-marker', source: '(<)([|\\uFF5C])' },
     // dotprompt's rendered markers: a value printing <<<dotprompt:role:system>>> really starts a message.

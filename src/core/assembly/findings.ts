@@ -122,12 +122,25 @@ export function contentFindings(ctx: FindingContext, slot: SlotState, items: rea
             ? 'which would close its envelope early'
             : b.kind === 'opening-delimiter'
               ? 'which would open a fake envelope'
-              : 'a role marker that could pass for the start of a new message';
+              : b.kind === 'media-marker'
+                ? 'a Markdown image that Prompty would turn into an image the provider fetches (a way to send data to that URL)'
+                : 'a role marker that could pass for the start of a new message';
         out.push(
           finding('delimiter-breakout', fx.path, spanOf(ctx, item, shown, b.index), `Untrusted text of ${describe(slot, item)} contains "${shown}", ${effect}; it is escaped in the request (\\ inserted), but check where this text comes from.`, {
             related: configRelated(ctx, slot.name, slot.label ? 'label' : 'trust'),
           }),
         );
+      }
+      // A Markdown image in a metadata field is printed into the request too (`{{ doc.title }}`).
+      if (!seen.has('media-marker')) {
+        const field = [item.title, item.source, item.id, item.version].find((v) => typeof v === 'string' && findBreakouts(v).some((b) => b.kind === 'media-marker'));
+        if (typeof field === 'string') {
+          out.push(
+            finding('delimiter-breakout', fx.path, item.textSpan, `Untrusted metadata of ${describe(slot, item)} contains "![", a Markdown image that Prompty would turn into an image the provider fetches (a way to send data to that URL); it is escaped in the request (\\ inserted), but check where this text comes from.`, {
+              related: configRelated(ctx, slot.name, 'trust'),
+            }),
+          );
+        }
       }
       // One finding per item, on its first phrase, quoting every phrase found.
       const phrases = findInjectionPhrases(item.text, { actions: slot.kind !== 'history' && slot.kind !== 'user' });
