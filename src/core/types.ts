@@ -455,7 +455,7 @@ export interface Trace {
    */
   citation_map: Record<string, { source?: string; sha256: string; sources?: string[]; summary_of?: string[]; resolves_to?: Array<{ id: string; source?: string; sha256: string }> }>;
   /** Every sequence of untrusted text neutralised so it cannot forge an envelope, a wrapper or a role marker. */
-  neutralised?: Array<{ slot: string; id?: string; offset: number; kind: 'closing-delimiter' | 'opening-delimiter' | 'role-marker'; sequence: string; field?: boolean }>;
+  neutralised?: Array<{ slot: string; id?: string; offset: number; kind: 'closing-delimiter' | 'opening-delimiter' | 'role-marker' | 'media-marker'; sequence: string; field?: boolean }>;
   /** History slots with a policy: what each part of the policy used. */
   history?: TraceHistory[];
   /** Contradictions among candidates and how each was resolved. */
