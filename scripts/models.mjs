@@ -43,6 +43,10 @@ const P = {
   xaiModels: 'https://docs.x.ai/docs/models',
   deepseek: 'https://api-docs.deepseek.com/quick_start/pricing',
   qwen: 'https://vercel.com/ai-gateway/models (Alibaba Model Studio listings)',
+  gemini38: 'https://vercel.com/ai-gateway/models/google/gemini-3.8-flash (Google model card: deepmind.google/models/model-cards/gemini-3-8-flash)',
+  gpt55: 'https://anchor.is/the-context-window/issue/1/the-language/article/15286 (OpenAI model docs as of May 2026)',
+  gpt61terra: 'https://developers.openai.com/api/docs/models; https://www.getmaxim.ai/bifrost/model-library/compare/chatgpt/gpt-6.1-terra (922,000 input + 128,000 output)',
+  claudeSonnet45: 'https://aiproductivity.ai/news/anthropic-retiring-claude-sonnet-4-5/; https://platform.claude.com/docs/en/about-claude/model-deprecations',
   genai: `@pydantic/genai-prices ${genaiVersion} (context_window)`,
   // Entries carried over from the registry as written in October 2025.
   openaiOld: 'https://platform.openai.com/docs/models',
@@ -69,7 +73,7 @@ const OH = {
   harmony: [7, 63],
 };
 
-const retiredAt = (date, successor, source) => ({ date, ...(successor ? { successor } : {}), source });
+const retiredAt = (date, successor, source) => ({ ...(date ? { date } : {}), ...(successor ? { successor } : {}), source });
 
 /**
  * The curated table. `limits` names the page the window and output limit were read from, `asOf`
@@ -90,14 +94,14 @@ const CURATED = [
   // GPT-5.1+ and GPT-6 models: o200k_base, the encoding of GPT-4o to GPT-5, is assumed (estimate).
   openai('gpt-6.2-astra', 1_050_000, 128_000, { exact: false, price: { manual: { input: 8, output: 40 }, source: P.openaiModels } }),
   openai('gpt-6.2-sol', 1_050_000, 128_000, { exact: false, price: { manual: { input: 2, output: 10 }, source: P.openaiModels } }),
-  openai('gpt-6.1-terra', 1_050_000, 128_000, { exact: false, price: { manual: { input: 1, output: 5 }, source: P.openaiModels } }),
+  openai('gpt-6.1-terra', 1_050_000, 128_000, { exact: false, limits: P.gpt61terra, price: { manual: { input: 1, output: 5 }, source: P.openaiModels } }),
   openai('gpt-6-astra', 1_050_000, 128_000, { exact: false }),
   openai('gpt-6-sol', 1_050_000, 128_000, { exact: false, limits: P.genai }),
   openai('gpt-6-luna', 1_050_000, 128_000, { exact: false, limits: P.genai }),
   openai('gpt-5.6-sol', 1_050_000, 128_000, { exact: false, extra: { aliases: ['gpt-5.6'] } }),
   openai('gpt-5.6-terra', 1_050_000, 128_000, { exact: false }),
   openai('gpt-5.6-luna', 1_050_000, 128_000, { exact: false }),
-  openai('gpt-5.5', 1_050_000, 128_000, { exact: false }),
+  openai('gpt-5.5', 1_050_000, 128_000, { exact: false, limits: P.gpt55 }),
   openai('gpt-5.4', 1_050_000, 128_000, { exact: false, limits: P.genai }),
   openai('gpt-5.4-mini', 400_000, 128_000, { exact: false, limits: P.genai }),
   openai('gpt-5.4-nano', 400_000, 128_000, { exact: false, limits: P.genai }),
@@ -140,27 +144,29 @@ const CURATED = [
   claude('claude-sonnet-4-6', 1_000_000, 64_000),
   claude('claude-opus-4-5', 200_000, 64_000, { limits: P.genai, extra: { retires: retiredAt('2026-11-24', undefined, ADEP) } }),
   claude('claude-haiku-4-5', 200_000, 64_000),
-  claude('claude-sonnet-4-5', 200_000, 64_000, { asOf: OLD, limits: P.anthropicOld, extra: { retired: retiredAt('2026-09-29', 'claude-sonnet-4-6', ADEP) } }),
+  claude('claude-sonnet-4-5', 200_000, 64_000, { asOf: OLD, limits: P.anthropicOld, extra: { retired: retiredAt(undefined, 'claude-sonnet-4-6', P.claudeSonnet45) } }),
   claude('claude-opus-4-1', 200_000, 32_000, { asOf: OLD, limits: P.anthropicOld, extra: { retired: retiredAt('2026-08-05', undefined, ADEP) } }),
   claude('claude-opus-4', 200_000, 32_000, { asOf: OLD, limits: P.anthropicOld, price: { id: 'claude-opus-4-0' }, extra: { retired: retiredAt('2026-06-15', 'claude-opus-4-8', ADEP), aliases: ['claude-opus-4-0', 'claude-4-opus'] } }),
   claude('claude-sonnet-4', 200_000, 64_000, { asOf: OLD, limits: P.anthropicOld, price: { id: 'claude-sonnet-4-0' }, extra: { retired: retiredAt('2026-06-15', 'claude-sonnet-4-6', ADEP), aliases: ['claude-sonnet-4-0', 'claude-4-sonnet'] } }),
   claude('claude-3-7-sonnet', 200_000, 64_000, { asOf: OLD, limits: P.anthropicOld, price: { id: 'claude-3-7-sonnet-latest' }, extra: { retired: retiredAt('2026-02-19', undefined, ADEP) } }),
-  claude('claude-3-5-sonnet', 200_000, 8_192, { asOf: OLD, limits: P.anthropicOld, extra: { retired: retiredAt('2025-10-22', 'claude-sonnet-4-5', ADEP) } }),
+  claude('claude-3-5-sonnet', 200_000, 8_192, { asOf: OLD, limits: P.anthropicOld, extra: { retired: retiredAt('2025-10-28', 'claude-sonnet-4-5', ADEP) } }),
   claude('claude-3-5-haiku', 200_000, 8_192, { asOf: OLD, limits: P.anthropicOld, price: { id: 'claude-3-5-haiku-latest' }, extra: { retired: retiredAt('2026-02-19', undefined, ADEP) } }),
   claude('claude-3-opus', 200_000, 4_096, { asOf: OLD, limits: P.anthropicOld, price: { id: 'claude-3-opus-latest' }, extra: { retired: retiredAt('2026-01-05', 'claude-opus-4', ADEP) } }),
-  claude('claude-3-haiku', 200_000, 4_096, { asOf: OLD, limits: P.anthropicOld, extra: { retired: { source: ADEP } } }),
+  claude('claude-3-haiku', 200_000, 4_096, { asOf: OLD, limits: P.anthropicOld, extra: { retired: retiredAt('2026-04-20', undefined, ADEP) } }),
 
   // ---- Google (models and deprecations pages, read 2026-12-01). Gemini 3.x and 4 count with the
   // Gemma 3 vocabulary as an estimate (the google-genai SDK's local tokenizer maps Gemini 2.x and
   // 3 to it; nothing newer is published).
   gemini('gemini-4-argon', 1_048_576, undefined, { shared: true, limits: P.gemini4, price: false }),
-  gemini('gemini-3.8-flash', 1_048_576, 65_536),
-  gemini('gemini-3.7-flash', 1_048_576, 65_536),
-  gemini('gemini-3.6-flash', 1_048_576, 65_536),
-  gemini('gemini-3.5-flash', 1_048_576, 65_536),
-  gemini('gemini-3.5-flash-lite', 1_048_576, 65_536),
-  gemini('gemini-3.1-flash-lite', 1_048_576, 65_536, { extra: { retires: retiredAt('2027-05-07', undefined, GDEP) } }),
-  gemini('gemini-3.1-pro-preview', 1_048_576, 65_536),
+  // Only Gemini 3.8 Flash has a stated output limit in the sources read; the others keep the
+  // 1M input limit genai-prices records, and their output limit is left out.
+  gemini('gemini-3.8-flash', 1_000_000, 65_536, { limits: P.gemini38 }),
+  gemini('gemini-3.7-flash', 1_000_000, undefined, { limits: P.genai }),
+  gemini('gemini-3.6-flash', 1_000_000, undefined, { limits: P.genai }),
+  gemini('gemini-3.5-flash', 1_000_000, undefined, { limits: P.genai }),
+  gemini('gemini-3.5-flash-lite', 1_000_000, undefined, { limits: P.genai }),
+  gemini('gemini-3.1-flash-lite', 1_000_000, undefined, { limits: P.genai, extra: { retires: retiredAt('2027-05-07', undefined, GDEP) } }),
+  gemini('gemini-3.1-pro-preview', 1_000_000, undefined, { limits: 'https://www.skills.sh/xiaolai/gemini-skills/gemini-api-dev (1M tokens)' }),
   gemini('gemini-2.5-flash-lite', 1_048_576, 65_536, { asOf: OLD, limits: P.geminiOld }),
   gemini('gemini-2.5-pro', 1_048_576, 65_536, { asOf: OLD, limits: P.geminiOld, extra: { retired: retiredAt('2026-12-01', 'gemini-3.8-flash', GDEP) } }),
   gemini('gemini-2.5-flash', 1_048_576, 65_536, { asOf: OLD, limits: P.geminiOld, extra: { retired: retiredAt('2026-12-01', 'gemini-3.5-flash-lite', GDEP) } }),
