@@ -6,6 +6,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { ModelsRequest } from '../../src/protocol/lsp';
 import { LspClient, ensureBuilt } from './harness';
 
 let ws: string | undefined;
@@ -33,4 +34,11 @@ it('knows the models of the workspace model file and reports retired models', as
   expect(await codes('unknown.prompt')).toContain('unknown-model');
   expect(await codes('known.prompt')).not.toContain('unknown-model');
   expect(await codes('old.prompt')).toContain('model-retired');
+  // The picker offers the model file's models and the current ones, not the retired ones, except
+  // the one a document names (it is the active model).
+  const picker = await client.connection.sendRequest(ModelsRequest.type, {});
+  const names = picker.models.map((m) => m.name);
+  expect(names).toContain('acme-7b');
+  expect(names).toContain('gpt-6.2-sol');
+  expect(names).not.toContain('gpt-3.5-turbo');
 });
