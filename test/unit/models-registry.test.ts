@@ -44,6 +44,13 @@ describe('registry data', () => {
     }
   });
 
+  it('prices as genai-prices does, with its date: Gemini 2.5 Pro cached input at today\'s 0.125, its long-context tier, DeepSeek at its peak price', () => {
+    expect(priceFor('gemini-2.5-pro')).toMatchObject({ input: 1.25, cached_input: 0.125, output: 10, as_of: '2026-09-23', long_context: { above: 200_000, input: 2.5 } });
+    const flash = priceFor('deepseek-flash')!;
+    expect(flash.source).toContain('@pydantic/genai-prices');
+    expect(flash.input).toBe(0.44);
+  });
+
   it('resolves the mistral -latest names to the 256k models', () => {
     for (const name of ['mistral-large-latest', 'mistral-medium-latest', 'mistral-small-latest']) expect(resolveModel(name)?.window, name).toBe(262_144);
   });
