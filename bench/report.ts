@@ -38,7 +38,7 @@ export function generate(dir: string): void {
 }
 
 /** The change under review: edits, budget cuts, renames and deletions. */
-function change(dir: string): void {
+export function change(dir: string): void {
   for (let i = 0; i < 20; i++) writeFileSync(join(dir, `t${Math.floor((i * 7) / 50)}`, `p${i * 7}.prompt`), template(i * 7, ' Cite the evidence ids you use.'));
   for (let i = 0; i < 10; i++) writeFileSync(join(dir, `t${Math.floor((i * 11 + 3) / 50)}`, `p${i * 11 + 3}.context.yaml`), config(i * 11 + 3, 60));
   for (const i of [5, 6]) {

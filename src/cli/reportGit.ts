@@ -95,6 +95,8 @@ export class GitTreeHost implements FileHost {
   private readonly files = new Map<string, Entry>();
   private readonly texts = new Map<string, string>();
   private readonly globs = new Map<string, string[]>();
+  /** Files under a folder, by folder: a config's glob looks through its own folder's files only. */
+  private readonly under = new Map<string, string[]>();
 
   constructor(
     private readonly top: string,
@@ -182,8 +184,10 @@ export class GitTreeHost implements FileHost {
     const out: string[] = [];
     if (isMatch && mayHold) {
       const prefix = base.endsWith('/') ? base : base + '/';
-      for (const p of this.files.keys()) {
-        if (!p.startsWith(prefix) || !within(this.roots, p)) continue;
+      let files = this.under.get(prefix);
+      if (!files) this.under.set(prefix, (files = [...this.files.keys()].filter((p) => p.startsWith(prefix))));
+      for (const p of files) {
+        if (!within(this.roots, p)) continue;
         const rel = p.slice(prefix.length);
         const folders = rel.split('/').slice(0, -1);
         // The disk walk enters no hidden or skipped folder; neither does this one.

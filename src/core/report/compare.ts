@@ -9,6 +9,7 @@
 import type { AssemblyResult, RenderedMessage, Severity } from '../types';
 import type { Report, ReportDelta, ReportEval, ReportEvalSide, ReportFinding, ReportGate, ReportRequest, ReportSide, ReportSlotChange, ReportTemplate } from './schema';
 import { REPORT_VERSION } from './schema';
+import type { AssemblyDiff } from '../eval/diff';
 import { diffAssemblies } from '../eval/diff';
 import { roundUsd } from '../cost';
 
@@ -120,8 +121,7 @@ function side(r: AssemblyResult, cachePrefixTokens: number): ReportSide {
   return s;
 }
 
-function slotChanges(base: AssemblyResult, head: AssemblyResult, required: ReadonlySet<string>): ReportSlotChange[] {
-  const diff = diffAssemblies(base, head);
+function slotChanges(diff: AssemblyDiff, base: AssemblyResult, head: AssemblyResult, required: ReadonlySet<string>): ReportSlotChange[] {
   const pos = (r: AssemblyResult, slot: string, id: string) => r.trace.retained.find((x) => x.slot === slot && x.id === id)?.position;
   const out: ReportSlotChange[] = [];
   for (const s of diff.slots) {
@@ -153,8 +153,8 @@ function compareRequest(fixture: string, base: RequestRun | undefined, head: Req
   if (b?.cost !== undefined || h?.cost !== undefined) out.cost = d(b?.cost, h?.cost, true);
   if (b?.cost_per_day !== undefined || h?.cost_per_day !== undefined) out.cost_per_day = d(b?.cost_per_day, h?.cost_per_day, true);
   if (base && head) {
-    out.slots = slotChanges(base.result, head.result, required);
     const diff = diffAssemblies(base.result, head.result);
+    out.slots = slotChanges(diff, base.result, head.result, required);
     const f = diff.first_difference;
     if (f) {
       out.first_difference = { message: f.message + 1, line: f.line, base: f.a, head: f.b };
