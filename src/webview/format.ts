@@ -47,3 +47,13 @@ export function describeReason(reason: OmitReason | string): string {
       return reason;
   }
 }
+
+/** "+1,234", "−567", "±0" (the signs `ctxlens diff` prints). */
+export function signed(n: number, format: (x: number) => string = fmt): string {
+  return n === 0 ? '±0' : `${n > 0 ? '+' : '−'}${format(Math.abs(n))}`;
+}
+
+/** "1 item", "3 items". */
+export function plural(n: number, word: string): string {
+  return `${fmt(n)} ${word}${n === 1 ? '' : 's'}`;
+}

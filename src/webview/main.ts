@@ -6,12 +6,16 @@
  * messages, "show all" tables, scroll position) plus the template uri the host needs to restore
  * the panel after a reload.
  *
+ * Each host message is also said, in one sentence, in a live region that persists across renders
+ * (announce.ts); re-renders of the same message (a section collapsed) say nothing.
+ *
  * After each render it stamps `data-rendered-seq` on <body> and dispatches a
  * `contextlens:rendered` event with the render time, which the tests and the benchmark wait on.
  */
 import type { HostMessage, PersistedPreviewState, WebviewMessage } from '../protocol/preview';
 import { validateHostMessage } from '../protocol/preview';
-import { renderEmpty, renderError, renderSnapshot } from './render';
+import { announcement, createAnnouncer } from './announce';
+import { fitBarLabels, renderEmpty, renderError, renderSnapshot } from './render';
 import type { RenderContext } from './render';
 
 interface VsCodeApi {
@@ -49,6 +53,9 @@ function start(): void {
   let current: HostMessage | undefined;
   let lastSeq = -Infinity;
   let restoredScroll = false;
+  const announcer = createAnnouncer(root);
+  /** The control to focus once the next host message is rendered (after Reset or Apply, whose buttons go away). */
+  let focusNext: string | undefined;
 
   const save = (): void => vscode.setState(ui);
 
@@ -58,6 +65,10 @@ function start(): void {
     changed: () => {
       save();
       if (current) render(current, performance.now());
+    },
+    announce: (text) => announcer.say(text),
+    focusAfter: (key) => {
+      focusNext = key;
     },
   };
 
@@ -77,10 +88,12 @@ function start(): void {
     if ((scroll.page ?? 0) > 0 || window.scrollY > 0) window.scrollTo(0, scroll.page ?? 0);
   }
 
-  function render(message: HostMessage, t0: number): void {
+  function render(message: HostMessage, t0: number, fresh = false): void {
     // Re-rendering replaces the DOM: keep the scroll positions and the focused control, and what
     // the user is typing in a field (a budget not yet committed) unless the new snapshot changed it.
-    const focusKey = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.key : undefined;
+    const active = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.key : undefined;
+    const requested = fresh ? focusNext : undefined;
+    if (fresh) focusNext = undefined;
     const typing = document.activeElement instanceof HTMLInputElement && document.activeElement.type === 'text' ? document.activeElement : undefined;
     const typed = typing && typing.value !== typing.defaultValue ? { value: typing.value, initial: typing.defaultValue, start: typing.selectionStart, end: typing.selectionEnd } : undefined;
     const scroll = readScroll();
@@ -99,9 +112,11 @@ function start(): void {
       seq = message.seq;
       renderError(root, message.message, ctx);
     }
-    if (focusKey) {
-      const next = root.querySelector<HTMLElement>(`[data-key="${CSS.escape(focusKey)}"]`);
-      next?.focus({ preventScroll: true });
+    // A control asked for after Reset or Apply wins when it exists; else the focused one is kept.
+    const wanted = requested && root.querySelector(`[data-key="${CSS.escape(requested)}"]`) ? requested : active;
+    if (wanted) {
+      const next = root.querySelector<HTMLElement>(`[data-key="${CSS.escape(wanted)}"]`);
+      next?.focus({ preventScroll: wanted === active });
       if (typed && next instanceof HTMLInputElement && next.defaultValue === typed.initial) {
         next.value = typed.value;
         next.setSelectionRange(typed.start, typed.end);
@@ -114,7 +129,8 @@ function start(): void {
     } else {
       applyScroll(scroll);
     }
-    // Force layout so the measured time includes it, as the user would wait for it.
+    // Measuring the bar's labels forces the layout, so the measured time includes it, as the user would wait for it.
+    fitBarLabels(root);
     void document.body.offsetHeight;
     const ms = performance.now() - t0;
     document.body.dataset.renderedSeq = String(seq);
@@ -129,8 +145,10 @@ function start(): void {
     // Snapshots are complete, so an older one than what is shown is simply stale.
     if (seq < lastSeq) return;
     lastSeq = seq;
+    const previous = current?.type === 'snapshot' ? current.snapshot : undefined;
     current = message;
-    render(message, t0);
+    render(message, t0, true);
+    announcer.say(announcement(message, previous));
   });
 
   // Scroll events of the page and of the columns (captured: they do not bubble), saved at most

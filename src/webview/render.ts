@@ -9,11 +9,13 @@
  * where hidden characters occur.
  */
 import type { BudgetReport, MessagePart, PersistedPreviewState, PreviewSnapshot, RenderedMessage, SlotTrace, SourceLocation, Trace, WebviewMessage } from '../protocol/preview';
+import { selectedFixtureName } from './announce';
+import { commitOnIntent } from './commit';
 import { append, button, el, srOnly } from './dom';
 import type { Child } from './dom';
-import { basename, describeReason, fmt, fmtChars, fmtScore, pct } from './format';
+import { basename, describeReason, fmt, fmtChars, fmtScore, pct, plural } from './format';
 import { appendVisibleText, visibleNode, visibleString } from './hiddenChars';
-import { budgetEditor, compareColumns, compareError, comparePicker, compareSection, whatIfBanner } from './variant';
+import { budgetEditor, compareColumns, compareError, comparePicker, compareSection, whatIfActions, whatIfBanner } from './variant';
 import type { Widgets } from './variant';
 
 /** Characters of a message body shown before "show all" (about three screens of text). */
@@ -26,6 +28,10 @@ export interface RenderContext {
   ui: PersistedPreviewState;
   /** Persists `ui` and renders the current snapshot again (after a collapse or "show all"). */
   changed(): void;
+  /** Says `text` in the panel's live region (for feedback that comes with no new snapshot). */
+  announce(text: string): void;
+  /** Focuses the control with this `data-key` once the next snapshot is rendered (its button is gone by then). */
+  focusAfter(key: string): void;
 }
 
 /** Lookup tables from the snapshot's locations. */
@@ -70,10 +76,12 @@ function revealButton(ctx: RenderContext, text: string, loc: SourceLocation | un
 function section(ctx: RenderContext, id: string, title: string, extra: Child, body: () => Child[]): HTMLElement {
   const open = ctx.ui.open[id] ?? true;
   const bodyId = `sec-${id}-body`;
-  const toggle = button(title, () => {
+  const toggle = button('', () => {
     ctx.ui.open[id] = !open;
     ctx.changed();
   }, { class: 'section-toggle', attrs: { 'aria-expanded': String(open), 'aria-controls': bodyId, 'data-key': `toggle-${id}` } });
+  // The arrow is decoration (aria-expanded says it): out of the heading's accessible name.
+  toggle.append(el('span', { class: 'toggle-arrow', attrs: { 'aria-hidden': 'true' } }, open ? '▾' : '▸'), title);
   const head = el('div', { class: 'section-head' }, el('h2', { attrs: { id: `sec-${id}-title` } }, toggle), extra);
   const sec = el('section', { class: `section${open ? '' : ' collapsed'}`, attrs: { id: `sec-${id}`, 'aria-labelledby': `sec-${id}-title` } }, head);
   if (open) sec.appendChild(el('div', { class: 'section-body', attrs: { id: bodyId } }, ...body()));
@@ -91,12 +99,19 @@ function badge(text: string, cls: string, title?: string): HTMLSpanElement {
 function toolbar(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
   const fixture = el('select', { attrs: { id: 'fixture-picker', 'data-key': 'fixture', disabled: s.fixtures.length === 0 } });
   if (s.fixtures.length === 0) fixture.appendChild(el('option', { attrs: { value: '' } }, 'No fixture'));
+  const shownFixture = selectedFixtureName(s);
   for (const f of s.fixtures) {
     const opt = el('option', { attrs: { value: f.path, title: visibleString(f.path) } }, visibleString(f.name));
-    if (f.path === s.selectedFixture) opt.selected = true;
+    if (f.path === s.selectedFixture || (shownFixture !== undefined && f.name === shownFixture && s.fixtures.every((g) => g.path !== s.selectedFixture))) opt.selected = true;
     fixture.appendChild(opt);
   }
-  fixture.addEventListener('change', () => ctx.post({ type: 'selectFixture', path: fixture.value }));
+  // Arrowing through a picker does not re-assemble at every option it passes.
+  let fixtureCommitted = fixture.value;
+  commitOnIntent(fixture, () => {
+    if (fixture.value === fixtureCommitted) return;
+    fixtureCommitted = fixture.value;
+    ctx.post({ type: 'selectFixture', path: fixture.value });
+  });
 
   const model = el('select', { attrs: { id: 'model-picker', 'data-key': 'model', disabled: s.models.length === 0 } });
   for (const m of s.models) {
@@ -104,7 +119,12 @@ function toolbar(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
     if (m === s.selectedModel) opt.selected = true;
     model.appendChild(opt);
   }
-  model.addEventListener('change', () => ctx.post({ type: 'selectModel', model: model.value }));
+  let modelCommitted = model.value;
+  commitOnIntent(model, () => {
+    if (model.value === modelCommitted) return;
+    modelCommitted = model.value;
+    ctx.post({ type: 'selectModel', model: model.value });
+  });
   const compare = comparePicker(s, ctx);
 
   const noRequest = !s.result.ok;
@@ -147,16 +167,34 @@ function toolbar(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
   );
 }
 
-function summaryLine(s: PreviewSnapshot): HTMLElement {
+/**
+ * The one-line summary under the toolbar. Not a live region: the panel's persistent live region
+ * (announce.ts) says what changed, once per re-assembly.
+ */
+function summaryLine(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
   const { budget, trace } = s.result;
-  const fixture = s.fixtures.find((f) => f.path === s.selectedFixture)?.name;
+  const fixture = selectedFixtureName(s);
   const parts: Child[] = [];
-  parts.push(el('span', null, [fixture ? `Fixture ${fixture}` : 'No fixture', s.selectedModel ? ` · ${s.selectedModel}` : ''].join('')));
+  parts.push(el('span', null, [fixture ? `Fixture ${visibleString(fixture)}` : 'No fixture', s.selectedModel ? ` · ${visibleString(s.selectedModel)}` : ''].join('')));
   parts.push(el('span', null, ` · ${budget.tokenizer} `, budget.exact ? badge('exact', 'ok', 'Counts equal the provider tokenizer') : badge('estimate', 'warn', 'Counts are an estimate')));
   if (s.result.ok) parts.push(el('span', null, ` · ${fmt(trace.input_tokens)} input tokens of ${fmt(trace.input_budget)}`));
+  if (s.result.ok && trace.omitted.length > 0 && !(s.compare && s.compare.error === undefined)) {
+    // What was dropped sits below the kept table: the count, and a way to get there.
+    const jump = button(`${plural(trace.omitted.length, 'item')} dropped`, () => {
+      if (ctx.ui.open.omitted === false) {
+        ctx.ui.open.omitted = true;
+        ctx.changed();
+      }
+      const sec = document.getElementById('sec-omitted');
+      if (!sec) return;
+      sec.scrollIntoView({ block: 'start' });
+      sec.querySelector<HTMLElement>('.section-toggle')?.focus({ preventScroll: true });
+    }, { class: 'link summary-link', label: `${plural(trace.omitted.length, 'item')} dropped, go to Omitted items`, attrs: { 'data-key': 'jump-omitted' } });
+    parts.push(el('span', null, ' · ', jump));
+  }
   if (s.whatIf) parts.push(el('span', null, ' · ', badge('what-if budgets', 'warn', 'The request is re-assembled with budgets changed in this panel; the config is unchanged')));
   if (!budget.fits) parts.push(el('strong', { class: 'over-text' }, ` · budget over by ${fmt(overWindow(budget))}`));
-  return el('p', { class: 'summary', attrs: { role: 'status' } }, ...parts);
+  return el('p', { class: 'summary' }, ...parts);
 }
 
 // ---------------------------------------------------------------------------
@@ -173,14 +211,21 @@ interface Segment {
   used?: number;
 }
 
-const PALETTE = 6;
+/**
+ * A slot's colour class, keyed by its kind, so that `history` has the same colour in every
+ * template (not the colour of its position). Kinds are few; two slots of one kind share a colour
+ * and are told apart by their names, which the legend and the bar's labels show.
+ */
+export function slotColour(kind: string | undefined): string {
+  return `k-${kind && /^[a-z]+$/.test(kind) ? kind : 'other'}`;
+}
 
 function budgetSegments(budget: BudgetReport, trace: Trace): Segment[] {
   const used = new Map(trace.slots.map((t) => [t.name, t.used]));
   const segs: Segment[] = [];
-  budget.slots.forEach((line, i) => {
+  budget.slots.forEach((line) => {
     if (line.budget === undefined) return;
-    segs.push({ key: `slot-${line.name}`, label: line.name, slot: line.name, tokens: line.budget, cls: `seg-slot c${i % PALETTE}`, used: used.get(line.name) });
+    segs.push({ key: `slot-${line.name}`, label: line.name, slot: line.name, tokens: line.budget, cls: `seg-slot ${slotColour(line.kind)}`, used: used.get(line.name) });
   });
   segs.push({ key: 'output', label: 'output reserve', tokens: budget.output, cls: 'seg-output' });
   segs.push({ key: 'margin', label: 'margin', tokens: budget.margin, cls: 'seg-margin' });
@@ -198,7 +243,7 @@ function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
     : el('span', { class: 'headline over-text' }, el('strong', null, fmt(budget.total)), ` of ${fmt(budget.window)} tokens allocated — `, el('strong', { class: 'over-by' }, `over by ${fmt(overWindow(budget))}`), overWindow(budget) !== budget.overBy ? ` (${fmt(budget.overBy)} over capacity, the rest eats the margin)` : null);
 
   return section(ctx, 'budget', 'Budget', headline, () => {
-    const spoken = segs.map((g) => `${g.label} ${fmt(g.tokens)}`).join(', ');
+    const spoken = segs.map((g) => `${g.label} ${fmt(g.tokens)}${g.used !== undefined ? ` (${fmt(g.used)} used)` : ''}`).join(', ');
     const verdict = budget.fits ? 'fits' : `over by ${fmt(overWindow(budget))} tokens`;
     const bar = el('div', {
       class: `budget-bar${budget.fits ? '' : ' overflowing'}`,
@@ -216,7 +261,8 @@ function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
         fill.style.width = `${Math.min(g.used / g.tokens, 1) * 100}%`;
         seg.appendChild(fill);
       }
-      if (g.tokens / scale > 0.07) seg.appendChild(el('span', { class: 'seg-label' }, g.label));
+      // Shown only where it fits whole (fitBarLabels); the legend names every segment anyway.
+      if (g.tokens / scale > 0.04) seg.appendChild(el('span', { class: 'seg-label' }, g.label));
       bar.appendChild(seg);
       offset += g.tokens;
     }
@@ -259,9 +305,11 @@ function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
           el('span', { class: 'legend-name' }, g.label),
           num,
           el('span', { class: 'muted num' }, pct(g.tokens, budget.window)),
+          // Budget against use in words, not only as the segment's tint against its fill.
+          g.used !== undefined ? el('span', { class: 'legend-used muted' }, `${fmt(g.used)} used`, g.used > g.tokens ? el('span', { class: 'over-text' }, ' (over)') : null) : null,
           was !== undefined ? el('span', { class: 'was muted' }, `what-if · written ${was === null ? 'none' : fmt(was)}`) : null,
           g.slot !== undefined
-            ? budgetEditor(g.slot, g.tokens, budget.window, ctx, (t) => {
+            ? budgetEditor(g.slot, i, g.tokens, budget.window, ctx, (t) => {
                 num.textContent = fmt(t);
                 dragTo(i, t);
               })
@@ -275,7 +323,7 @@ function budgetSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
       );
     }
 
-    const out: Child[] = [bar, axis, legend];
+    const out: Child[] = [bar, axis, legend, whatIfActions(s, ctx)];
     if (budget.limits) out.push(el('p', { class: 'muted' }, `Separate endpoint limits: input ${fmt(budget.limits.input)}, output ${fmt(budget.limits.output)}.`));
     out.push(requestMeter(trace));
     return out;
@@ -324,7 +372,7 @@ function slotsSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): H
     names.forEach((name) => {
       const line = budget.slots.find((l) => l.name === name);
       const t = traced.get(name);
-      const paletteIndex = budget.slots.findIndex((l) => l.name === name && l.budget !== undefined);
+      const coloured = budget.slots.some((l) => l.name === name && l.budget !== undefined);
       const trust = line?.trust ?? t?.trust;
       const b = line?.budget ?? t?.budget;
       const over = b !== undefined && t !== undefined && t.used > b;
@@ -335,7 +383,7 @@ function slotsSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): H
           el(
             'th',
             { attrs: { scope: 'row' } },
-            paletteIndex >= 0 ? el('span', { class: `swatch seg-slot c${paletteIndex % PALETTE}`, attrs: { 'aria-hidden': 'true' } }) : null,
+            coloured ? el('span', { class: `swatch seg-slot ${slotColour(line?.kind ?? t?.kind)}`, attrs: { 'aria-hidden': 'true' } }) : null,
             revealButton(ctx, name, loc.slot(name), `slot ${name}`),
             line?.required ? badge('required', 'neutral', 'Never dropped to fit the request') : null,
           ),
@@ -483,7 +531,7 @@ function omittedSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations):
   });
 }
 
-/** A reason code in words: the server's sentence (src/core/assembly/reasonText.ts via the snapshot), else the panel's short one. */
+/** A reason code in words: the server's sentence (src/core/reasonText.ts via the snapshot), else the panel's short one. */
 function reasonSentence(s: PreviewSnapshot, reason: string): string {
   const e = s.explain;
   return e && Object.hasOwn(e.reasons, reason) ? e.reasons[reason] : describeReason(reason);
@@ -543,20 +591,60 @@ function cut(text: string, n: number): string {
 }
 
 /**
+ * The assembler's envelope around an item's data when one part carries all three
+ * (src/core/assembly/envelope.ts): `[LABEL id]`, header lines and `Content:` before the data and
+ * `[/LABEL]` after it, or `<tag id="…" …>` and `</tag>`. The envelope is markup the assembler
+ * wrote; it is dimmed so the data it wraps stands out.
+ */
+const BRACKET_OPEN = /^\[([A-Za-z0-9_.-]+) [^\n]*\]\n(?:(?:Title|Version|Authority|Source|Conflicts with): [^\n]*\n)*Content:\n/;
+const XML_OPEN = /^<([A-Za-z][\w.-]*) id="[^"\n]*"[^\n]*>\n/;
+
+export function splitEnvelope(text: string): { open: string; data: string; close: string } | undefined {
+  const bracket = BRACKET_OPEN.exec(text);
+  const xml = bracket ? null : XML_OPEN.exec(text);
+  const m = bracket ?? xml;
+  if (!m) return undefined;
+  const close = bracket ? `\n[/${m[1]}]` : `\n</${m[1]}>`;
+  if (!text.endsWith(close) || text.length < m[0].length + close.length) return undefined;
+  return { open: m[0], data: text.slice(m[0].length, text.length - close.length), close };
+}
+
+/** A slot's part that belongs to no item and holds only white space: the separator between two items. */
+function isSeparator(p: MessagePart): boolean {
+  return p.itemId === undefined && /^\s*$/.test(p.text);
+}
+
+/**
  * Renders a message's parts. Consecutive parts of the same slot item form a group; a group that
- * starts and ends on line boundaries becomes a block with a header (slot, item id, "untrusted
- * data"), otherwise an inline span. Untrusted parts are tinted and outlined as data; the trusted
- * parts of a group (its envelope) are styled as markup. Stops after `limit` characters.
+ * starts at a line start and ends at a line end (its own last newline, or the newline that starts
+ * the next part, as between the envelopes the server writes) becomes a block with a header (slot,
+ * item id, one "untrusted data" badge), otherwise an inline span. Parts of a slot that belong to
+ * no item and hold only white space (the separators between items) are plain text: no badge of
+ * their own. Untrusted text is tinted and outlined as data; envelopes, as separate parts or inside
+ * the item's one part, are dimmed as markup. Stops after `limit` characters.
  */
 function renderParts(body: HTMLElement, parts: readonly MessagePart[], limit: number, ctx: RenderContext, loc: Locations): void {
   let left = limit;
   let atLineStart = true;
+  // A block's boundary is a line break: it stands for the newline the next part starts with.
+  let dropNewline = false;
+  const put = (parent: Node, text: string, cls?: string): void => {
+    if (left <= 0 || text.length === 0) return;
+    const t = cut(text, left);
+    left -= t.length;
+    if (!cls) {
+      appendVisibleText(parent, t);
+      return;
+    }
+    const span = el('span', { class: cls });
+    appendVisibleText(span, t);
+    parent.appendChild(span);
+  };
   for (let i = 0; i < parts.length && left > 0; ) {
     const p = parts[i];
-    if (p.slot === undefined) {
-      const text = cut(p.text, left);
-      appendVisibleText(body, text);
-      left -= text.length;
+    if (p.slot === undefined || isSeparator(p)) {
+      put(body, dropNewline && p.text.startsWith('\n') ? p.text.slice(1) : p.text);
+      dropNewline = false;
       if (p.text.length > 0) atLineStart = p.text.endsWith('\n');
       i++;
       continue;
@@ -565,32 +653,39 @@ function renderParts(body: HTMLElement, parts: readonly MessagePart[], limit: nu
     while (j < parts.length && parts[j].slot === p.slot && parts[j].itemId === p.itemId) j++;
     const group = parts.slice(i, j);
     const untrusted = group.some((g) => g.untrusted);
-    const endsLine = group[group.length - 1].text.endsWith('\n') || j === parts.length;
-    const block = atLineStart && endsLine;
+    const last = group[group.length - 1].text;
+    const next = parts[j] as MessagePart | undefined;
+    const endsLine = last.endsWith('\n') || next === undefined || next.text.startsWith('\n');
+    const block: boolean = atLineStart && endsLine;
     const cls = `${block ? 'item' : 'slot-inline'}${untrusted ? ' untrusted' : ''}`;
     const container = el(block ? 'div' : 'span', { class: cls, attrs: { 'data-slot': p.slot, 'data-item': p.itemId } });
     if (block) {
-      const head = el('div', { class: 'item-head' }, el('span', { class: 'slot-name' }, p.slot));
+      const head = el('div', { class: 'item-head' }, el('span', { class: 'slot-name' }, visibleNode(p.slot)));
       if (p.itemId) head.appendChild(revealButton(ctx, p.itemId, loc.item(p.slot, p.itemId), `item ${p.itemId}`, 'link item-id'));
       if (untrusted) head.appendChild(badge('untrusted data', 'untrusted', 'Content from an untrusted source: the model is told to treat it as data'));
       container.appendChild(head);
     } else if (untrusted) {
-      container.appendChild(badge('untrusted data', 'untrusted inline-badge', `Slot ${p.slot}: untrusted data`));
+      container.appendChild(badge('untrusted data', 'untrusted inline-badge', `Slot ${visibleString(p.slot)}: untrusted data`));
     }
     const textBox = block ? el('div', { class: 'item-text' }) : container;
     if (block) container.appendChild(textBox);
     group.forEach((g, k) => {
-      if (left <= 0) return;
-      let text = cut(g.text, left);
-      left -= text.length;
+      let text = g.text;
+      if (k === 0 && dropNewline && text.startsWith('\n')) text = text.slice(1);
       // The block boundary is itself the line break that ends the group.
       if (block && k === group.length - 1 && text.endsWith('\n')) text = text.slice(0, -1);
-      const span = el('span', { class: g.untrusted ? 'data' : untrusted ? 'envelope' : 'slot-text' });
-      appendVisibleText(span, text);
-      textBox.appendChild(span);
+      const env = g.untrusted ? splitEnvelope(text) : undefined;
+      if (env) {
+        put(textBox, env.open, 'envelope');
+        put(textBox, env.data, 'data');
+        put(textBox, env.close, 'envelope');
+      } else {
+        put(textBox, text, g.untrusted ? 'data' : untrusted ? 'envelope' : 'slot-text');
+      }
     });
     body.appendChild(container);
-    atLineStart = group[group.length - 1].text.endsWith('\n');
+    dropNewline = block && !last.endsWith('\n');
+    atLineStart = block || last.endsWith('\n');
     i = j;
   }
 }
@@ -601,13 +696,14 @@ function messageItem(m: RenderedMessage, index: number, ctx: RenderContext, loc:
   const total = m.parts.reduce((n, p) => n + p.text.length, 0);
   const expanded = ctx.ui.expanded.includes(key);
   const limit = expanded ? Infinity : BODY_LIMIT;
-  const untrustedParts = m.parts.filter((p) => p.untrusted).length;
+  // Items, not parts: an item's envelope, its data and the separators after it are several parts.
+  const untrustedItems = new Set(m.parts.filter((p) => p.untrusted && p.slot !== undefined && !isSeparator(p)).map((p) => `${p.slot}\u0000${p.itemId ?? ''}`)).size;
   const head = el(
     'div',
     { class: 'msg-head' },
     el('span', { class: `role role-${m.role}` }, m.role),
     el('span', { class: 'muted' }, `#${index + 1} · ${fmtChars(m.content.length)}`),
-    untrustedParts > 0 ? badge(`${untrustedParts} untrusted part${untrustedParts === 1 ? '' : 's'}`, 'untrusted subtle') : null,
+    untrustedItems > 0 ? badge(`${plural(untrustedItems, 'untrusted item')}`, 'untrusted subtle') : null,
     el('span', { class: 'spacer' }),
     loc.message(index) ? revealButton(ctx, `template line ${(loc.message(index)?.line ?? 0) + 1}`, loc.message(index), `the ${m.role} message`, 'link loc') : null,
   );
@@ -656,7 +752,7 @@ export function renderSnapshot(root: HTMLElement, s: PreviewSnapshot, ctx: Rende
   // Compare mode puts A and B side by side; a comparison that failed says why above the usual view.
   const comparing = s.compare && s.compare.error === undefined ? s.compare : undefined;
   const main = el('main', { class: [s.whatIf ? 'what-if' : '', comparing ? 'comparing' : ''].filter(Boolean).join(' ') || undefined, attrs: { 'aria-label': `Preview of ${s.template.name}` } });
-  main.appendChild(summaryLine(s));
+  main.appendChild(summaryLine(s, ctx));
   if (!s.result.ok) {
     main.appendChild(el('div', { class: 'banner error', attrs: { role: 'alert' } }, el('strong', null, 'Assembly failed: '), s.result.error ?? 'unknown error'));
   }
@@ -675,6 +771,20 @@ export function renderSnapshot(root: HTMLElement, s: PreviewSnapshot, ctx: Rende
   main.appendChild(el('div', { class: 'layout' }, side, request));
   frag.appendChild(main);
   root.replaceChildren(frag);
+}
+
+/**
+ * Hides the budget bar's labels that do not fit their segment whole (after layout, so the widths
+ * are real): a label is shown entire or not at all, never cut to "output rese". The legend names
+ * every segment.
+ */
+export function fitBarLabels(root: HTMLElement): void {
+  for (const label of Array.from(root.querySelectorAll<HTMLElement>('.budget-bar .seg-label'))) {
+    const seg = label.parentElement;
+    if (!seg) continue;
+    label.hidden = false;
+    if (label.offsetWidth + 6 > seg.clientWidth) label.hidden = true;
+  }
 }
 
 export function renderEmpty(root: HTMLElement, reason: string, ctx: RenderContext): void {

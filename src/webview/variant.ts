@@ -14,9 +14,10 @@
  */
 import type { AssemblyDiff, CompareTarget, FirstDifference, PreviewCompare, PreviewComparison, PreviewSnapshot, RenderedMessage, SourceLocation } from '../protocol/preview';
 import { MAX_WHAT_IF_BUDGET } from '../protocol/preview';
+import { commitOnIntent, sliderStep } from './commit';
 import { button, el } from './dom';
 import type { Child } from './dom';
-import { basename, describeReason, fmt } from './format';
+import { basename, describeReason, fmt, signed } from './format';
 import { visibleNode, visibleString } from './hiddenChars';
 import type { RenderContext } from './render';
 
@@ -36,11 +37,6 @@ export interface Widgets {
 
 /** No locations: the items of another fixture than the snapshot's have none. */
 const NO_LOCATIONS: Locations = { item: () => undefined, slot: () => undefined, message: () => undefined };
-
-/** "+1,234", "−567", "±0" (the signs `ctxlens diff` prints). */
-function signed(n: number, format: (x: number) => string = fmt): string {
-  return n === 0 ? '±0' : `${n > 0 ? '+' : '−'}${format(Math.abs(n))}`;
-}
 
 /** Dollars as `ctxlens` prints them (src/core/cost.ts formatUsd): two significant digits below a cent. */
 export function fmtUsd(x: number): string {
@@ -77,13 +73,19 @@ export function comparePicker(s: PreviewSnapshot, ctx: RenderContext): HTMLSelec
   const select = el('select', { attrs: { id: 'compare-picker', 'data-key': 'compare', title: 'Show the request beside a variant of it (B)' } });
   select.appendChild(el('option', { attrs: { value: '' } }, 'Nothing'));
   const fixtures = el('optgroup', { attrs: { label: 'Fixture' } });
-  for (const f of s.fixtures) if (f.path !== s.selectedFixture) fixtures.appendChild(el('option', { attrs: { value: targetValue({ kind: 'fixture', path: f.path }), title: visibleString(f.path) } }, visibleString(f.name)));
+  for (const f of s.fixtures) if (f.path !== s.selectedFixture && !f.path.startsWith(`${s.selectedFixture ?? ''}#`)) fixtures.appendChild(el('option', { attrs: { value: targetValue({ kind: 'fixture', path: f.path }), title: visibleString(f.path) } }, visibleString(f.name)));
   const models = el('optgroup', { attrs: { label: 'Model' } });
   for (const m of s.models) if (m !== s.selectedModel) models.appendChild(el('option', { attrs: { value: targetValue({ kind: 'model', model: m }) } }, visibleString(m)));
   const budgets = el('optgroup', { attrs: { label: 'Budgets' } }, el('option', { attrs: { value: 'budget', disabled: !s.whatIf, title: s.whatIf ? 'The budgets as written (A) beside the what-if budgets (B)' : 'Type or drag a budget in the budget bar first' } }, 'As written vs what-if'));
   for (const g of [fixtures, models, budgets]) if (g.childElementCount) select.appendChild(g);
   select.value = targetValue(s.compare?.target);
-  select.addEventListener('change', () => ctx.post({ type: 'setCompare', target: targetOf(select.value) }));
+  // Arrowing through the list does not assemble a comparison per option passed.
+  let committed = select.value;
+  commitOnIntent(select, () => {
+    if (select.value === committed) return;
+    committed = select.value;
+    ctx.post({ type: 'setCompare', target: targetOf(select.value) });
+  });
   return select;
 }
 
@@ -101,20 +103,24 @@ function parseBudget(text: string): number | undefined {
 
 /**
  * A slider and a number field for one slot's budget. Dragging (or the arrow keys) moves the
- * slider and calls `preview` with each value, so the bar follows; releasing it, or typing a number
- * and pressing Enter (or leaving the field), posts `setBudget` for a re-assembly.
+ * slider and calls `preview` with each value, so the bar follows; the value is posted as
+ * `setBudget` (a re-assembly) when the slider is released, when the arrow keys stop, at Enter, or
+ * when a typed number is confirmed with Enter or by leaving the field. A typed value that is not a
+ * number of tokens shows its error as text next to the field, linked with `aria-describedby`.
  */
-export function budgetEditor(slot: string, tokens: number, window: number, ctx: RenderContext, preview: (tokens: number) => void): HTMLElement {
+export function budgetEditor(slot: string, index: number, tokens: number, window: number, ctx: RenderContext, preview: (tokens: number) => void): HTMLElement {
   const name = visibleString(slot);
   const max = Math.max(window, tokens);
+  const errorId = `budget-error-${index}`;
   const range = el('input', {
     class: 'budget-range',
-    attrs: { type: 'range', min: 0, max, step: 1, value: tokens, 'aria-label': `${name} budget, what-if (drag or use the arrow keys)`, 'aria-valuetext': `${fmt(tokens)} tokens`, 'data-key': `budget-range-${slot}` },
+    attrs: { type: 'range', min: 0, max, step: sliderStep(max), value: tokens, 'aria-label': `${name} budget, what-if (drag or use the arrow keys)`, 'aria-valuetext': `${fmt(tokens)} tokens`, 'data-key': `budget-range-${slot}` },
   });
   const field = el('input', {
     class: 'budget-input',
     attrs: { type: 'text', inputmode: 'numeric', value: String(tokens), size: 7, 'aria-label': `${name} budget in tokens, what-if (type and press Enter)`, 'data-key': `budget-${slot}` },
   });
+  const error = el('span', { class: 'field-error', attrs: { id: errorId, hidden: true } });
   // A field that loses focus because a new snapshot replaced the DOM fires `change` on its way
   // out: only a control still on the page commits (checked once the replacement is done).
   const commit = (n: number, control: HTMLElement): void => {
@@ -128,23 +134,79 @@ export function budgetEditor(slot: string, tokens: number, window: number, ctx: 
     range.setAttribute('aria-valuetext', `${fmt(n)} tokens`);
     preview(n);
   });
-  range.addEventListener('change', () => commit(Number(range.value), range));
-  field.addEventListener('input', () => field.removeAttribute('aria-invalid'));
+  commitOnIntent(range, () => {
+    const n = Number(range.value);
+    if (n !== tokens) ctx.post({ type: 'setBudget', slot, budget: n });
+  });
+  const clearError = (): void => {
+    field.removeAttribute('aria-invalid');
+    field.removeAttribute('aria-describedby');
+    error.hidden = true;
+    error.textContent = '';
+  };
+  field.addEventListener('input', clearError);
   field.addEventListener('change', () => {
     if (!field.isConnected) return;
     const n = parseBudget(field.value);
     if (n === undefined) {
+      const text = `${name}: type a whole number of tokens, 0 to ${fmt(MAX_WHAT_IF_BUDGET)}.`;
       field.setAttribute('aria-invalid', 'true');
-      field.title = `A whole number of tokens, 0 to ${fmt(MAX_WHAT_IF_BUDGET)}`;
+      field.setAttribute('aria-describedby', errorId);
+      error.textContent = text;
+      error.hidden = false;
+      ctx.announce(text);
       return;
     }
+    clearError();
     commit(n, field);
   });
   field.addEventListener('keydown', (e) => {
     // Enter commits even when the text did not change since the last commit attempt.
     if (e.key === 'Enter') field.dispatchEvent(new Event('change'));
   });
-  return el('div', { class: 'budget-edit' }, range, field);
+  return el('div', { class: 'budget-edit' }, range, field, error);
+}
+
+/**
+ * Apply to config and Reset, placed right after the budget editors so that they come next in the
+ * tab order. After either, focus goes back to the budget field of the first what-if slot (the
+ * buttons themselves disappear with the what-if state). An overflowing what-if says so next to
+ * Apply, linked to the button.
+ */
+export function whatIfActions(s: PreviewSnapshot, ctx: RenderContext): HTMLElement | undefined {
+  const wi = s.whatIf;
+  if (!wi) return undefined;
+  const first = Object.keys(wi.budgets)[0];
+  const back = first !== undefined ? `budget-${first}` : undefined;
+  const canApply = wi.apply.ok && wi.error === undefined;
+  const target = wi.apply.ok ? basename(wi.apply.path) : undefined;
+  const over = Math.max(0, s.result.budget.total - s.result.budget.window);
+  const warning = canApply && over > 0 ? el('p', { class: 'over-text apply-warning', attrs: { id: 'apply-warning' } }, `These budgets overflow the window by ${fmt(over)} tokens: applying them writes a config that does not fit.`) : null;
+  const apply = button(
+    over > 0 && canApply ? 'Apply to config anyway' : 'Apply to config',
+    () => {
+      if (back) ctx.focusAfter(back);
+      ctx.post({ type: 'applyWhatIf' });
+    },
+    {
+      class: warning ? 'warn-button' : undefined,
+      attrs: {
+        'data-key': 'apply-what-if',
+        disabled: !canApply,
+        'aria-describedby': warning ? 'apply-warning' : undefined,
+        title: canApply ? `Write these budgets into ${visibleString(target ?? 'the config')} (an editor edit you can undo)` : wi.apply.ok ? 'The budgets do not apply' : wi.apply.reason,
+      },
+    },
+  );
+  const reset = button(
+    'Reset',
+    () => {
+      if (back) ctx.focusAfter(back);
+      ctx.post({ type: 'resetWhatIf' });
+    },
+    { class: 'secondary', attrs: { 'data-key': 'reset-what-if', title: 'Back to the budgets as written' } },
+  );
+  return el('div', { class: 'what-if-actions', attrs: { role: 'group', 'aria-label': 'What-if budgets' } }, apply, reset, warning);
 }
 
 // ---------------------------------------------------------------------------
@@ -172,8 +234,8 @@ function itemChanges(d: AssemblyDiff, onlyA: string, onlyB: string): HTMLElement
 }
 
 /**
- * Shown while what-if budgets are active: which budgets changed, what that does to the request
- * (against the budgets as written), and the Apply to config / Reset buttons.
+ * Shown while what-if budgets are active: which budgets changed and what that does to the request
+ * (against the budgets as written). Its buttons are under the budget bar (`whatIfActions`).
  */
 export function whatIfBanner(s: PreviewSnapshot, ctx: RenderContext, w: Widgets): HTMLElement | undefined {
   const wi = s.whatIf;
@@ -185,18 +247,14 @@ export function whatIfBanner(s: PreviewSnapshot, ctx: RenderContext, w: Widgets)
   }
   const canApply = wi.apply.ok && wi.error === undefined;
   const target = wi.apply.ok ? basename(wi.apply.path) : undefined;
-  const apply = button('Apply to config', () => ctx.post({ type: 'applyWhatIf' }), {
-    attrs: { 'data-key': 'apply-what-if', disabled: !canApply, title: canApply ? `Write these budgets into ${visibleString(target ?? 'the config')} (an editor edit you can undo)` : wi.apply.ok ? 'The budgets do not apply' : wi.apply.reason },
-  });
-  const reset = button('Reset', () => ctx.post({ type: 'resetWhatIf' }), { class: 'secondary', attrs: { 'data-key': 'reset-what-if', title: 'Back to the budgets as written' } });
   const body: Child[] = [
-    el('div', { class: 'what-if-head' }, w.badge('what-if', 'warn', 'Budgets changed in this panel only'), el('strong', null, ' What-if budgets'), el('span', { class: 'muted' }, ' — not written to the config'), el('span', { class: 'spacer' }), apply, reset),
+    el('div', { class: 'what-if-head' }, w.badge('what-if', 'warn', 'Budgets changed in this panel only'), el('strong', null, ' What-if budgets'), el('span', { class: 'muted' }, ' — not written to the config; Apply to config and Reset are under the budget bar')),
     changed,
   ];
   if (wi.error !== undefined) body.push(el('p', { class: 'over-text', attrs: { role: 'alert' } }, `Not applied: ${wi.error}`));
   else if (wi.diff) {
     body.push(deltaLine(wi.diff));
-    const items = itemChanges(wi.diff, 'kept only as written', 'kept only with what-if');
+    const items = itemChanges(wi.diff, 'dropped by the what-if budgets', 'added by the what-if budgets');
     if (items) body.push(items);
     else body.push(el('p', { class: 'muted' }, 'The same items are kept as with the budgets as written.'));
   }
@@ -258,7 +316,8 @@ export function compareSection(c: PreviewComparison, ctx: RenderContext, w: Widg
         el(
           'tr',
           { class: changed ? 'changed' : undefined, attrs: { 'data-slot': s.slot } },
-          el('th', { attrs: { scope: 'row' } }, visibleNode(s.slot)),
+          // Marked by a word, not by the colour alone.
+          el('th', { attrs: { scope: 'row' } }, visibleNode(s.slot), changed ? w.badge('changed', 'warn changed-badge') : null),
           el('td', { class: 'num' }, `${fmt(s.kept_a)} of ${fmt(s.total_a)}`),
           el('td', { class: 'num' }, `${fmt(s.kept_b)} of ${fmt(s.total_b)}`),
           el('td', { class: 'num' }, fmt(s.tokens_a)),
@@ -280,9 +339,7 @@ export function compareSection(c: PreviewComparison, ctx: RenderContext, w: Widg
           { class: 'first-diff-line' },
           firstDifferenceText(f),
           ' ',
-          button('Show it', () => {
-            for (const e of Array.from(document.querySelectorAll<HTMLElement>('.compare-col .first-diff'))) e.scrollIntoView({ block: 'start' });
-          }, { class: 'secondary small', attrs: { 'data-key': 'show-first-diff' } }),
+          button('Show it', () => showFirstDifference(), { class: 'secondary small', attrs: { 'data-key': 'show-first-diff' } }),
         ),
       );
     } else {
@@ -296,9 +353,44 @@ export function compareSection(c: PreviewComparison, ctx: RenderContext, w: Widg
   });
 }
 
+/**
+ * "Show it": scrolls the first differing message into view (A's; B's is beside it in the wide
+ * layout and right after it in one column), clear of the sticky headings above it (the toolbar
+ * in the one-column layout, the column's own heading), and moves focus to it, so that keyboard
+ * and screen reader users land on it too.
+ */
+function showFirstDifference(): void {
+  // A's message: B's is beside it (wide layout) or follows it (one column).
+  const marked = Array.from(document.querySelectorAll<HTMLElement>('.compare-col.side-a .first-diff, .compare-col.side-b .first-diff')).slice(0, 1);
+  if (marked.length === 0) return;
+  for (const e of marked) {
+    e.scrollIntoView({ block: 'start' });
+    let covered = 0;
+    for (const sticky of Array.from(document.querySelectorAll<HTMLElement>('.toolbar, .compare-col-head'))) {
+      const r = sticky.getBoundingClientRect();
+      const t = e.getBoundingClientRect();
+      // A heading covers the message when it overlaps it horizontally and reaches below its top.
+      if (getComputedStyle(sticky).position === 'sticky' && r.left < t.right && r.right > t.left && r.top <= t.top && r.bottom > t.top) covered = Math.max(covered, r.bottom - t.top);
+    }
+    if (covered > 0) scrollerOf(e).scrollBy(0, -(covered + 8));
+  }
+  marked[0].focus({ preventScroll: true });
+}
+
+/** The element that scrolls `e` vertically (a column in the wide layout), or the window. */
+function scrollerOf(e: HTMLElement): { scrollBy(x: number, y: number): void } {
+  for (let p = e.parentElement; p; p = p.parentElement) {
+    const o = getComputedStyle(p).overflowY;
+    if ((o === 'auto' || o === 'scroll') && p.scrollHeight > p.clientHeight) return p;
+  }
+  return window;
+}
+
 /** Marks the first differing message of one side, with the line where the two start to differ. */
 function markFirstDifference(li: HTMLElement, f: FirstDifference, side: 'a' | 'b', w: Widgets): void {
   li.classList.add('first-diff');
+  // Focusable from script only, for "Show it".
+  li.setAttribute('tabindex', '-1');
   const text = side === 'a' ? f.a : f.b;
   const callout = el('div', { class: 'diff-callout' }, w.badge('first difference', 'warn'), ` line ${f.line}: `, el('code', { class: 'diff-text' }, visibleNode(text.length > 300 ? `${text.slice(0, 300)}…` : text)));
   li.insertBefore(callout, li.children[1] ?? null);
@@ -324,7 +416,7 @@ export function compareColumns(c: PreviewComparison, ctx: RenderContext, loc: Lo
         list.appendChild(li);
       });
       if (f && f.message >= r.messages.length) {
-        list.appendChild(el('li', { class: 'msg first-diff missing', attrs: { value: f.message + 1 } }, w.badge('first difference', 'warn'), ` ${letter} has no message #${f.message + 1}.`));
+        list.appendChild(el('li', { class: 'msg first-diff missing', attrs: { value: f.message + 1, tabindex: -1 } }, w.badge('first difference', 'warn'), ` ${letter} has no message #${f.message + 1}.`));
       }
       body.push(list);
     }

@@ -2,7 +2,7 @@
  * Accessibility of the preview panel, with the server's real snapshots (test/webview/real.ts: the
  * built language server over LSP on a fresh copy of examples/): axe-core's WCAG 2.1 A/AA rules
  * over every state (each example, zero-config, compare by fixture, model and budget, what-if,
- * what-if overflow, assembly failed, a 1 MB request, empty, error) in the dark, light and
+ * what-if overflow, assembly failed, a 1 MB request, a 30,000-character word, empty, error) in the dark, light and
  * high-contrast themes must find nothing. A new violation fails the test with its rule and nodes.
  */
 import type { Browser } from 'playwright-core';
@@ -65,6 +65,7 @@ describe('axe-core WCAG 2.1 A/AA over the real states', () => {
       'what-if-overflow',
       'assembly-failed',
       'large-1mb',
+      'long-word',
       'empty',
       'error',
     ]);

@@ -120,7 +120,9 @@ describe('budget bar', () => {
     expect(await panel.page.locator('.budget-bar .overflow').count()).toBe(0);
     expect(await panel.page.locator('#sec-budget .headline').textContent()).toBe('9,800 of 16,000 tokens allocated');
     const legend = await text(panel, '.legend li');
-    expect(legend).toContain('evidence3,00019%');
+    const evidenceUsed = body.result.trace.slots.find((s) => s.name === 'evidence')?.used ?? 0;
+    // Budget and use in words: the bar's tint against its fill is not the only way to tell them apart.
+    expect(legend).toContain(`evidence3,00019%${evidenceUsed.toLocaleString('en-US')} used`);
     expect(legend).toContain('free6,20039%');
     const label = await panel.page.locator('.budget-bar').getAttribute('aria-label');
     expect(label).toContain('16,000-token window');
@@ -201,10 +203,11 @@ describe('messages', () => {
     const policy = panel.page.locator('.msg .item[data-slot="policy"]');
     expect(await policy.evaluate((e) => e.classList.contains('untrusted'))).toBe(false);
     expect(await policy.locator('.badge.untrusted').count()).toBe(0);
-    // The question is inline between <question> tags, marked untrusted.
-    const q = panel.page.locator('.slot-inline[data-slot="question"]');
+    // The question fills the line between the <question> tags: a block of its own, marked untrusted.
+    const q = panel.page.locator('.item[data-slot="question"]');
     expect(await q.evaluate((e) => e.classList.contains('untrusted'))).toBe(true);
-    expect(await q.textContent()).toBe('untrusted dataAfter upgrading from SDK 3.9 to 4.2, why are POST requests sometimes sent twice?');
+    expect(await q.locator('.item-head .badge').allTextContents()).toEqual(['untrusted data']);
+    expect(await q.locator('.item-text').textContent()).toBe('After upgrading from SDK 3.9 to 4.2, why are POST requests sometimes sent twice?');
     // Every message's text (without badges and headers) equals its content.
     const body0 = buildSnapshot();
     const contents = await panel.page.locator('.msg-body').evaluateAll((bs) =>
@@ -239,9 +242,9 @@ describe('messages', () => {
   it('marks bidi controls, BOM and controls in any text', async () => {
     const body = buildSnapshot({ question: '\uFEFFWhy\u202E txet desrever\u202C and \u2066isolate\u2069 \u0007bell?' });
     const panel = await panelWith(body);
-    const q = panel.page.locator('.slot-inline[data-slot="question"]');
+    const q = panel.page.locator('.item[data-slot="question"]');
     expect(await q.locator('.hidden-char').allTextContents()).toEqual(['⟨U+FEFF⟩', '⟨U+202E⟩', '⟨U+202C⟩', '⟨U+2066⟩', '⟨U+2069⟩', '⟨U+0007⟩']);
-    expect(await q.textContent()).toBe('untrusted data⟨U+FEFF⟩Why⟨U+202E⟩ txet desrever⟨U+202C⟩ and ⟨U+2066⟩isolate⟨U+2069⟩ ⟨U+0007⟩bell?');
+    expect(await q.locator('.item-text').textContent()).toBe('⟨U+FEFF⟩Why⟨U+202E⟩ txet desrever⟨U+202C⟩ and ⟨U+2066⟩isolate⟨U+2069⟩ ⟨U+0007⟩bell?');
   });
 
   it('marks hidden characters in names, pickers and ids too', async () => {
@@ -334,7 +337,7 @@ describe('what-if budgets', () => {
     expect(await banner.locator('.delta-line').textContent()).toBe(`Input ${d.input_tokens.a.toLocaleString('en-US')} → ${d.input_tokens.b.toLocaleString('en-US')} tokens (−${Math.abs(d.input_tokens.delta).toLocaleString('en-US')})`);
     const dropped = await banner.locator('.item-changes li.only-a').evaluateAll((lis) => lis.map((li) => [li.getAttribute('data-item'), li.textContent]));
     expect(dropped.map(([id]) => id)).toEqual(['ev_0260', 'ev_0255', 'ev_0231', 'ev_0203']);
-    expect(dropped[0][1]).toBe('ev_0260 kept only as written (evidence) — Did not fit the slot budget over-slot-budget');
+    expect(dropped[0][1]).toBe('ev_0260 dropped by the what-if budgets (evidence) — Did not fit the slot budget over-slot-budget');
     // Marked as what-if in the summary, the bar and the legend; the field shows the what-if value.
     expect(await panel.page.locator('main').getAttribute('class')).toContain('what-if');
     expect(await panel.page.locator('.summary').textContent()).toContain('what-if budgets');
@@ -344,9 +347,11 @@ describe('what-if budgets', () => {
     expect(await field.inputValue()).toBe('400');
     await panel.page.screenshot({ path: join(SHOTS, 'panel-what-if.png') });
 
-    await banner.getByRole('button', { name: 'Apply to config' }).click();
+    // Apply to config and Reset sit right after the budget editors.
+    const actions = panel.page.locator('#sec-budget .what-if-actions');
+    await actions.getByRole('button', { name: 'Apply to config' }).click();
     expect(await posted(panel)).toEqual({ type: 'applyWhatIf' });
-    await banner.getByRole('button', { name: 'Reset' }).click();
+    await actions.getByRole('button', { name: 'Reset' }).click();
     expect(await posted(panel)).toEqual({ type: 'resetWhatIf' });
   });
 
@@ -370,17 +375,23 @@ describe('what-if budgets', () => {
     expect(await apply.isDisabled()).toBe(true);
     expect(await apply.getAttribute('title')).toBe('The template has no context config to write to: create one first.');
     expect(await panel.page.locator('.what-if-banner').textContent()).toContain('create one first');
+    expect(await panel.page.locator('.what-if-banner button').count()).toBe(0);
   });
 
   it('the slider drags with mouse and keyboard: the bar follows, the released value is posted', async () => {
     const panel = await panelWith(buildSnapshot());
     const range = panel.page.locator('[data-key="budget-range-evidence"]');
     expect(await range.getAttribute('aria-valuetext')).toBe('3,000 tokens');
+    // A step that fits the 16,000-token range: 100 tokens, not 1.
+    expect(await range.getAttribute('step')).toBe('100');
     await range.focus();
     await panel.page.keyboard.press('ArrowRight');
-    expect(await posted(panel)).toEqual({ type: 'setBudget', slot: 'evidence', budget: 3001 });
-    expect(await panel.page.locator('[data-key="budget-evidence"]').inputValue()).toBe('3001');
+    expect(await panel.page.locator('[data-key="budget-evidence"]').inputValue()).toBe('3100');
+    // Enter commits the keyboard value at once.
+    await panel.page.keyboard.press('Enter');
+    expect(await posted(panel)).toEqual({ type: 'setBudget', slot: 'evidence', budget: 3100 });
     await panel.page.keyboard.press('Home');
+    await panel.page.keyboard.press('Enter');
     expect(await posted(panel)).toEqual({ type: 'setBudget', slot: 'evidence', budget: 0 });
     // The evidence segment shrank to nothing and the ones after it moved left.
     expect(await segWidth(panel, 'slot-evidence')).toBe(0);
@@ -504,7 +515,8 @@ describe('state and accessibility', () => {
       await panel.page.keyboard.press('Tab');
       order.push(await focused());
     }
-    expect(order).toEqual(['fixture', 'model', 'compare', 'copy-openai', 'copy-anthropic', 'export-trace', 'refresh', 'toggle-budget']);
+    expect(order).toEqual(['fixture', 'model', 'compare', 'copy-openai', 'copy-anthropic', 'export-trace', 'refresh', 'jump-omitted']);
+    await panel.page.keyboard.press('Tab');
     await panel.page.keyboard.press('Enter');
     expect(await panel.page.locator('[data-key="toggle-budget"]').getAttribute('aria-expanded')).toBe('false');
     expect(await focused()).toBe('toggle-budget');
@@ -521,14 +533,16 @@ describe('state and accessibility', () => {
     const a11y = await panel.page.evaluate(() => ({
       main: document.querySelectorAll('main').length,
       header: document.querySelectorAll('header').length,
+      // One live region, outside the re-rendered root.
       status: document.querySelectorAll('[role=status]').length,
+      statusOutsideRoot: document.querySelector('#root [role=status]') === null,
       chart: document.querySelector('.budget-bar')?.getAttribute('role'),
       unlabelledSelects: Array.from(document.querySelectorAll('select')).filter((s) => !document.querySelector(`label[for="${s.id}"]`)).length,
       clickableNonButtons: Array.from(document.querySelectorAll('#root *')).filter((e) => e.tagName !== 'BUTTON' && e.tagName !== 'SELECT' && e.tagName !== 'OPTION' && (e as HTMLElement).onclick !== null).length,
       buttonsWithoutName: Array.from(document.querySelectorAll('button')).filter((b) => !(b.getAttribute('aria-label') || b.textContent?.trim())).length,
       sectionsLabelled: Array.from(document.querySelectorAll('section')).every((s) => document.getElementById(s.getAttribute('aria-labelledby') ?? '') !== null),
     }));
-    expect(a11y).toEqual({ main: 1, header: 1, status: 1, chart: 'img', unlabelledSelects: 0, clickableNonButtons: 0, buttonsWithoutName: 0, sectionsLabelled: true });
+    expect(a11y).toEqual({ main: 1, header: 1, status: 1, statusOutsideRoot: true, chart: 'img', unlabelledSelects: 0, clickableNonButtons: 0, buttonsWithoutName: 0, sectionsLabelled: true });
   });
 });
 

@@ -8,7 +8,7 @@
  * Besides the examples as they are, the copy gets three folders written for states the examples
  * do not reach: `failed/` (sdk-qa with a 2,500-token window, so the required content alone
  * overflows and assembly fails), `large/` (sdk-qa with a fixture of about 1 MB of evidence and
- * budgets that keep it all) and `empty/` (a template with no config and no sample data, for the
+ * budgets that keep it all), `long-word/` (a question of one 30,000-character word) and `empty/` (a template with no config and no sample data, for the
  * server's empty reply). The error state is the sentence the extension shows when a preview request
  * is rejected, with the real rejection of a request sent after the server stopped.
  */
@@ -24,6 +24,9 @@ export interface PanelState {
   name: string;
   message: HostMessage;
 }
+
+/** Length of the unbroken word in the `long-word/` fixture's question. */
+export const LONG_WORD = 30_000;
 
 /** Bytes of evidence text in the `large/` fixture (the "1 MB request" state). */
 export const LARGE_BYTES = 1_000_000;
@@ -82,6 +85,15 @@ function writeExtraFolders(ws: string): void {
     path.join(large, 'fixtures', 'big.fixture.yaml'),
     `template: ../sdk-qa.prompt\nslots:\n  policy: { file: ../policy/support-v3.md }\n  question: How do retries work?\n  evidence:\n${evidence.join('\n')}\n`,
   );
+
+  // long-word/: a question that is one unbroken word of LONG_WORD characters (reflow at 320 px).
+  const long = path.join(ws, 'long-word');
+  cpSync(sdk, long, { recursive: true });
+  const longConfig = path.join(long, 'sdk-qa.context.yaml');
+  writeFileSync(longConfig, readFileSync(longConfig, 'utf8').replace('window: 16000', 'window: 64000').replace('required: true, budget: 300 }', 'required: true, budget: 20000 }'));
+  const longFixture = path.join(long, 'fixtures', 'post-retries.fixture.yaml');
+  const word = 'x'.repeat(LONG_WORD);
+  writeFileSync(longFixture, readFileSync(longFixture, 'utf8').replace(/^  question: .*$/m, `  question: ${word}`));
 
   // empty/: a template the server has nothing to assemble for.
   const empty = path.join(ws, 'empty');
@@ -142,6 +154,10 @@ export async function collectRealStates(): Promise<PanelState[]> {
     const large = path.join(ws, 'large', 'sdk-qa.prompt');
     await client.open(large);
     add('large-1mb', await ask(large));
+
+    const longWord = path.join(ws, 'long-word', 'sdk-qa.prompt');
+    await client.open(longWord);
+    add('long-word', await ask(longWord));
 
     const plain = path.join(ws, 'empty', 'plain.prompt');
     await client.open(plain);
