@@ -4,7 +4,7 @@
  * (src/core/eval/diff.ts): the items only one side kept per slot and why the other dropped them,
  * token and cost deltas, and the first message whose text differs. A flag given once compares the
  * template as it is (A) with that change (B); given twice, A takes the first value and B the
- * second. Exit 0 (a diff is a report), 2 on usage errors or unusable input.
+ * second, and a flag given once beside it holds for both sides. Exit 0 (a diff is a report), 2 on usage errors or unusable input.
  */
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -41,11 +41,17 @@ export function budgetPatch(spec: string, config: ContextConfig): Record<string,
   return patch;
 }
 
-/** A side's value: with two values A takes the first and B the second; with one, A has none and B has it. */
-function sides(list: string[] | undefined, flag: string): [string | undefined, string | undefined] {
+/**
+ * A side's value: with two values A takes the first and B the second. With one, it is the change
+ * B makes (A has none), unless another flag is given twice: then that flag is what is compared,
+ * and the single value holds for both sides (`--fixture F --budget A --budget B` compares F under A
+ * with F under B).
+ */
+function sides(list: string[] | undefined, flag: string, shared: boolean): [string | undefined, string | undefined] {
   if (!list?.length) return [undefined, undefined];
   if (list.length > 2) throw new CommandUsageError(`${flag} is given at most twice (A and B)`, DIFF_USAGE);
-  return list.length === 2 ? [list[0], list[1]] : [undefined, list[0]];
+  if (list.length === 2) return [list[0], list[1]];
+  return shared ? [list[0], list[0]] : [undefined, list[0]];
 }
 
 function describe(fixture: FixtureDoc | undefined, model: string | undefined, budget: string | undefined): string {
@@ -94,16 +100,17 @@ export function diffCmd(args: string[], io: Io): number {
       io.err(`ctxlens: cannot read '${positionals[0]}'\n`);
       return 2;
     }
-    const [fa, fb] = sides(values.fixture, '--fixture');
-    const [ma, mb] = sides(values.model, '--model');
-    const [ba, bb] = sides(values.budget, '--budget');
+    const twice = [values.fixture, values.model, values.budget].some((l) => (l?.length ?? 0) >= 2);
+    const [fa, fb] = sides(values.fixture, '--fixture', twice);
+    const [ma, mb] = sides(values.model, '--model', twice);
+    const [ba, bb] = sides(values.budget, '--budget', twice);
     if (fb === undefined && mb === undefined && bb === undefined) throw new CommandUsageError('nothing to compare: give --fixture, --model or --budget', DIFF_USAGE);
     const host = hostFor(io, [positionals[0], ...(values.fixture ?? [])]);
-    const side = (fixture: string | undefined, model: string | undefined, budget: string | undefined, other: string | undefined): { subject: Subject; fixture?: FixtureDoc; config: ContextConfig } | string => {
+    const side = (fixture: string | undefined, model: string | undefined, budget: string | undefined): { subject: Subject; fixture?: FixtureDoc; config: ContextConfig } | string => {
       const p = prepareSubject(host, file, { model });
       if (!p.subject) return p.error;
       const subject = p.subject;
-      const wanted = fixture ?? (other !== undefined ? subject.analysis.fixtures[0]?.name : subject.analysis.fixtures[0]?.name);
+      const wanted = fixture ?? subject.analysis.fixtures[0]?.name;
       let fx: FixtureDoc | undefined;
       if (wanted !== undefined) {
         const f = findFixture(host, subject, abs(io, 'x'), fs.existsSync(abs(io, wanted)) ? abs(io, wanted) : wanted);
@@ -118,12 +125,12 @@ export function diffCmd(args: string[], io: Io): number {
       }
       return { subject, fixture: fx, config };
     };
-    const A = side(fa, ma, ba, fb);
+    const A = side(fa, ma, ba);
     if (typeof A === 'string') {
       io.err(`ctxlens: ${A}\n`);
       return 2;
     }
-    const B = side(fb, mb ?? ma, bb, fa);
+    const B = side(fb, mb, bb);
     if (typeof B === 'string') {
       io.err(`ctxlens: ${B}\n`);
       return 2;

@@ -13,8 +13,12 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DiskFileHost, toPosix } from '../node/fileHost';
 import { LineIndex } from '../core/text/lineIndex';
-import { evalHtml, evalJson, evalText, isEvalFile, runEvalFile } from '../core/eval';
+import { evalHtml, evalJson, evalText, isEvalFile, parseEval, runEval } from '../core/eval';
 import type { EvalResult } from '../core/eval';
+import type { FileHost } from '../core/host';
+import type { Finding } from '../core/types';
+import { bindConfig, readTemplate } from '../core/analyze';
+import { dirname, join } from '../core/paths';
 
 export interface Io {
   out: (s: string) => void;
@@ -73,6 +77,21 @@ export function guarded(io: Io, usage: string, body: () => number): number {
   }
 }
 
+/** The `config-invalid` errors of a template's context config (file or inline), located. */
+function configErrors(host: FileHost, templatePath: string): Array<{ path: string; line: number; column: number; rule: string; message: string }> {
+  const template = readTemplate(host, templatePath);
+  if (!template) return [];
+  const doc = bindConfig(host, template).config?.doc;
+  if (!doc) return [];
+  const li = new LineIndex(doc.text);
+  return doc.findings
+    .filter((x: Finding) => x.rule === 'config-invalid' && x.severity === 'error')
+    .map((x: Finding) => {
+      const pos = li.positionAt(x.span.start);
+      return { path: doc.path, line: pos.line + 1, column: pos.character + 1, rule: x.rule, message: x.message };
+    });
+}
+
 export function evalCmd(args: string[], io: Io): number {
   return guarded(io, EVAL_USAGE, () => {
     const { values, positionals } = parseArgs({
@@ -113,8 +132,9 @@ export function evalCmd(args: string[], io: Io): number {
     const results: EvalResult[] = [];
     let invalid = false;
     for (const f of [...new Set(files)]) {
-      const { result, doc } = runEvalFile(host, f, { model: values.model, ablate: values.ablate || !!values.ablation?.length, only: values.ablation, requestsPerDay: rate });
-      if (!result) {
+      const text = host.readFile(f);
+      const doc = text === undefined ? { path: f, text: '', problems: [{ message: `cannot read ${f}`, span: { start: 0, end: 0 } }] } : parseEval(f, text);
+      if (!doc.eval) {
         invalid = true;
         const li = new LineIndex(doc.text);
         for (const p of doc.problems) {
@@ -123,6 +143,15 @@ export function evalCmd(args: string[], io: Io): number {
         }
         continue;
       }
+      // An invalid config would be measured with its invalid parts left out: refuse, with its findings.
+      const broken = configErrors(host, join(dirname(f), doc.eval.template));
+      if (broken.length) {
+        invalid = true;
+        for (const e of broken) io.err(`${rel(io, e.path)}:${e.line}:${e.column} error ${e.rule} ${e.message}\n`);
+        io.err(`${rel(io, f)}: error its template's context config is invalid; fix it before evaluating\n`);
+        continue;
+      }
+      const result = runEval(host, f, doc.eval, { model: values.model, ablate: values.ablate || !!values.ablation?.length, only: values.ablation, requestsPerDay: rate });
       if (result.error) {
         invalid = true;
         io.err(`${rel(io, f)}: error ${result.error}\n`);

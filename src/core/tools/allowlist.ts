@@ -12,8 +12,7 @@ import type { ToolAllow } from '../config/schema';
 import type { Finding, Span, TemplateDoc } from '../types';
 import type { ToolEntry } from './definitions';
 import { finding } from '../rules/registry';
-import { splitFrontMatter } from '../template/frontMatter';
-import { findAt, nodeSpan, parseYaml } from '../text/yaml';
+import { findAt, nodeSpan } from '../text/yaml';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -43,13 +42,23 @@ function same(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** `tool-not-allowed` for the valid definitions of a tool slot; returns the names that are allowed. */
+/**
+ * `tool-not-allowed` for the definitions of a tool slot; returns the valid ones that are allowed.
+ * A definition that is not valid (tool-schema-invalid) but names a tool outside the list is
+ * reported too: fixing its schema must not be what reveals that the tool may not be offered.
+ */
 export function checkAllowed(entries: readonly ToolEntry[], list: Allowlist): { findings: Finding[]; allowed: Set<ToolEntry> } {
   const findings: Finding[] = [];
   const allowed = new Set<ToolEntry>();
   const shown = list.names.length ? list.names.join(', ') : 'none';
   for (const e of entries) {
-    if (!e.def) continue;
+    if (!e.def) {
+      if (typeof e.name === 'string' && e.name !== '' && !list.formats.has(e.name)) {
+        const loc = e.at([...e.fnPath, 'name']);
+        findings.push(finding('tool-not-allowed', loc.path, loc.span, `Tool '${e.name}' in '${e.slot}' is not on the config's allowlist (tools.allow: ${shown}); the model would be offered a tool this request may not use.`));
+      }
+      continue;
+    }
     const name = e.def.name;
     if (!list.formats.has(name)) {
       const loc = e.at([...e.fnPath, 'name']);
@@ -86,9 +95,9 @@ export function checkAllowed(entries: readonly ToolEntry[], list: Allowlist): { 
 export function templateTools(template: TemplateDoc): Array<{ name: string; span: Span }> {
   const data = template.frontMatter?.data;
   if (!data) return [];
-  const split = splitFrontMatter(template.text);
-  if (split.kind !== 'block') return [];
-  const src = parseYaml(template.text.slice(split.yamlStart, split.yamlEnd), split.yamlStart);
+  // The template parser's tree of the front matter (parsed once, with its source ranges).
+  const src = template.frontMatter?.yaml;
+  if (!src) return [];
   const out: Array<{ name: string; span: Span }> = [];
   for (const path of [['tools'], ['model', 'parameters', 'tools']]) {
     const node = findAt(src, path).node as { items?: unknown[] } | undefined;

@@ -179,11 +179,14 @@ export function validateTools(entries: readonly ToolEntry[]): Finding[] {
         report(e, [...e.fnPath, e.paramsKey], `${label}: ${e.paramsKey} must be a JSON Schema object, such as { type: object, properties: { … } }.`);
         ok = false;
       } else {
-        if (params.type !== undefined && params.type !== 'object') {
-          report(e, [...e.fnPath, e.paramsKey, 'type'], `${label}: ${e.paramsKey} must describe an object (type: object); providers pass arguments as one object.`);
+        const wrongType = params.type !== undefined && params.type !== 'object';
+        if (wrongType) {
+          report(e, [...e.fnPath, e.paramsKey, 'type'], `${label}: ${e.paramsKey} must describe an object (type: object), got type: ${JSON.stringify(params.type)}; providers pass arguments as one object.`);
           ok = false;
         }
         for (const p of schemaProblems(params)) {
+          // The root's type has its finding above: one mistake, one finding.
+          if (wrongType && p.path.length === 1 && p.path[0] === 'type') continue;
           report(e, [...e.fnPath, e.paramsKey, ...p.path], `${label}: ${e.paramsKey} is not valid JSON Schema: ${p.message}.`);
           ok = false;
         }
