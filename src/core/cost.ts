@@ -24,6 +24,7 @@
  * differs from `gpt-4o`) wins over the stripped name.
  */
 import type { ContextConfig } from './config/schema';
+import type { RequestCost } from './types';
 import { builtinPrices, registryPrice } from './models';
 
 /** One price entry: USD per million tokens. */
@@ -88,28 +89,8 @@ function tier(price: Price, inputTokens: number): { input: number; cached_input?
 }
 
 /** The cost of one request, as the trace, `ctxlens eval` and the editor report it. */
-export interface RequestCost {
-  currency: 'USD';
-  /** The price-table (or config) key that priced the request. */
-  model: string;
-  price: { input: number; cached_input?: number; output?: number; as_of: string; source: string; origin: 'builtin' | 'config' };
-  input_tokens: number;
-  /** Input tokens at the input price: what sending this request costs. */
-  input: number;
-  /** Tokens of the stable prefix billed at the cached price, when that prefix is known (`ctxlens eval`). */
-  cached_input_tokens?: number;
-  /** Input cost when the cached prefix is billed at the cached price (the input price where the model has none). */
-  input_cached?: number;
-  /** The output reserve of the request. */
-  output_reserved: number;
-  /** Cost of the whole output reserve, the most one answer can cost; absent without an output price. */
-  output_max?: number;
-  /** `input + output_max`. */
-  total_max?: number;
-  /** The configured request rate (`requests_per_day`), and the same figures for a day of requests. */
-  requests_per_day?: number;
-  per_day?: { input: number; input_cached?: number; total_max?: number };
-}
+/** What one request costs (the type lives with the trace in types.ts). */
+export type { RequestCost } from './types';
 
 export interface CostOptions {
   /** Output tokens reserved for the answer (the trace's `reserved_output`). */

@@ -95,6 +95,13 @@ export interface TemplateDoc {
     model?: { value: string; span: Span };
     /** Declared input variables (dotprompt `input.schema`, prompty `inputs`), name -> key span. */
     inputs: Record<string, Span>;
+    /**
+     * The front matter's YAML as parsed once by the template parser (spans shifted into the
+     * template; the shape of text/yaml.ts's YamlSource): every later reader of the front matter
+     * (inline configs, tool lists) reads this tree instead of parsing again. Not enumerable, so it
+     * never travels with a serialised document.
+     */
+    readonly yaml?: { doc: import('yaml').Document.Parsed; text: string; base: number };
   };
   bodySpan: Span;
   messages: TemplateMessage[];
@@ -174,6 +181,8 @@ export interface FixtureItem {
   tenant?: string;
   /** Any other keys of the item, as written. */
   meta: Record<string, unknown>;
+  /** Set when the text was written under `content` (a `{role, content}` message): the template reads it there. */
+  textKey?: 'content';
   /** Span of the whole item node, and of its text value, in the fixture file. */
   span: Span;
   textSpan: Span;
@@ -182,8 +191,6 @@ export interface FixtureItem {
   file?: string;
 }
 
-  /** Set when the text was written under `content` (a `{role, content}` message): the template reads it there. */
-  textKey?: 'content';
 export type FixtureValue =
   | { type: 'text'; text: string; span: Span; fileRef?: { value: string; span: Span }; file?: string }
   /** A list; `raw` is the list as written (plain values), passed to the template engine as is for a slot no config declares. */
@@ -253,7 +260,7 @@ export type FilterKey = 'tenant' | 'tenant-missing' | 'version' | 'expired' | 's
 /**
  * Why an item is not in the request, by the stage that dropped it; `filtered:<FilterKey>` from the
  * filters (the template stays open to `string` for traces read from elsewhere).
- * src/core/assembly/reasonText.ts says each in words.
+ * src/core/reasonText.ts says each in words.
  */
 export type OmitReason =
   | `filtered:${string}`
@@ -511,7 +518,6 @@ export interface AssemblyResult {
 // ---------------------------------------------------------------------------
 
 import type { ContextConfig } from './config/schema';
-import type { RequestCost } from './cost';
 
 export interface ConfigDoc {
   path: string;
@@ -527,4 +533,28 @@ export interface ConfigDoc {
   /** Span of the value at a YAML path. */
   valueSpan(path: ReadonlyArray<string | number>): Span | undefined;
   findings: Finding[];
+}
+
+/** What one request costs at its model's price (src/core/cost.ts computes it). */
+export interface RequestCost {
+  currency: 'USD';
+  /** The price-table (or config) key that priced the request. */
+  model: string;
+  price: { input: number; cached_input?: number; output?: number; as_of: string; source: string; origin: 'builtin' | 'config' };
+  input_tokens: number;
+  /** Input tokens at the input price: what sending this request costs. */
+  input: number;
+  /** Tokens of the stable prefix billed at the cached price, when that prefix is known (`ctxlens eval`). */
+  cached_input_tokens?: number;
+  /** Input cost when the cached prefix is billed at the cached price (the input price where the model has none). */
+  input_cached?: number;
+  /** The output reserve of the request. */
+  output_reserved: number;
+  /** Cost of the whole output reserve, the most one answer can cost; absent without an output price. */
+  output_max?: number;
+  /** `input + output_max`. */
+  total_max?: number;
+  /** The configured request rate (`requests_per_day`), and the same figures for a day of requests. */
+  requests_per_day?: number;
+  per_day?: { input: number; input_cached?: number; total_max?: number };
 }

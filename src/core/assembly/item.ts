@@ -7,6 +7,7 @@ import type { FixtureItem, OmitReason, ScoreBreakdown, Span } from '../types';
 import { sha256 } from './sha256';
 import type { Fingerprint } from './fingerprint';
 import { fingerprint } from './fingerprint';
+import { timeOf } from '../time';
 
 /** Metadata a work item carries over from its fixture item unchanged. */
 type ItemMetadata = Pick<FixtureItem, 'role' | 'at' | 'title' | 'source' | 'source_type' | 'version' | 'authority' | 'relevance' | 'published_at' | 'expires_at' | 'tenant' | 'meta' | 'textKey'>;
@@ -90,8 +91,8 @@ export function fromFixtureItem(slot: string, item: FixtureItem, text: string, i
     expires_at: item.expires_at,
     tenant: item.tenant,
     meta: item.meta ?? {},
-    merged: NONE,
     textKey: item.textKey,
+    merged: NONE,
     mergedIds: NONE,
     score: undefined,
     breakdown: undefined,
@@ -105,17 +106,7 @@ export function fromFixtureItem(slot: string, item: FixtureItem, text: string, i
   };
 }
 
-/**
- * Milliseconds since the epoch of an ISO 8601 time, or undefined when it does not parse. A
- * date-time without a zone is read as UTC (JavaScript would read it in the machine's zone, and the
- * same fixture must give the same trace everywhere).
- */
-export function timeOf(iso: string | undefined): number | undefined {
-  if (typeof iso !== 'string') return undefined;
-  const s = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(iso) ? `${iso}Z` : iso;
-  const t = Date.parse(s);
-  return Number.isFinite(t) ? t : undefined;
-}
+export { timeOf };
 
 /** The item's content hash, computed once. */
 export function itemSha(item: WorkItem): string {

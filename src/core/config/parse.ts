@@ -382,10 +382,11 @@ export function parseConfig(path: string, text: string): ConfigDoc {
  *
  * YAML syntax errors are not repeated here: the template parser reports them (template-invalid).
  */
-export function parseInlineConfig(path: string, text: string, node?: unknown, base = 0): ConfigDoc {
+export function parseInlineConfig(path: string, text: string, node?: unknown, base = 0, source?: YamlSource): ConfigDoc {
   const hasRange = node !== null && typeof node === 'object' && Array.isArray((node as { range?: unknown }).range);
   if (hasRange) {
-    const src: YamlSource = { doc: parseYaml('').doc, text: text.slice(base), base };
+    // The template parser's own tree of the front matter when given, so it is not parsed again.
+    const src: YamlSource = source ?? { doc: parseYaml('').doc, text: text.slice(base), base };
     return buildDoc(path, text, src, node, [], nodeSpan(src, node) ?? { start: base, end: base });
   }
   const split = splitFrontMatter(text);

@@ -8,8 +8,8 @@ import type { ContextConfig, SeveritySetting } from '../config/schema';
 import type { AssemblyResult, BudgetReport, ConfigDoc, Finding, FixtureDoc, ModelInfo, SlotKind, Span, TemplateDoc, Trust } from '../types';
 import type { TemplateBinding } from './bind';
 import { fixtureName, resolveFixtureFiles } from '../fixture';
-import { budgetFindings, computeBudget } from '../budget';
-import { withRemainder } from '../assembly';
+import { budgetFindings } from '../budget';
+import { budgetFor } from '../budget/remainder';
 import { applySeverities } from '../rules/registry';
 import { configRules } from '../rules/templateRules';
 import { fixtureTemplateUnresolved, fixtureTooLarge, requiredMissing } from '../rules/projectRules';
@@ -264,7 +264,7 @@ export function analyzeConfig(host: FileHost, path: string, options: AnalyzeOpti
   const tokenizer = { name: bound.tokenizer.name, exact: bound.exact };
   let budget: BudgetReport | undefined;
   if (config) {
-    budget = withRemainder(computeBudget(config, { model: bound.model.info, tokenizer }), config);
+    budget = budgetFor(config, bound.model.info, tokenizer);
     append(findings, budgetFindings(budget, doc, bound.model.info));
   }
   const templatesBound = templatesUsing(host, path);

@@ -13,14 +13,16 @@ import type { AssemblyResult, BudgetReport, ConfigDoc, Finding, FixtureDoc, Mode
 import type { SampleResult } from '../sample';
 import type { CodeRegistrySetting, Partials } from '../partials';
 import { parseInlineConfig } from '../config/parse';
+import { findAt } from '../text/yaml';
 import { ContextConfigSchema } from '../config/schema';
 import { resolveInWorkspace } from '../paths';
 import { getTokenizer } from '../tokens';
 import { countsExact } from '../tokens/exact';
 import { defaultOutputReserve, resolveModel } from '../models';
 import { familyEstimate, modelRetired } from '../models/findings';
-import { budgetFindings, computeBudget } from '../budget';
-import { assemble, withRemainder } from '../assembly';
+import { budgetFindings } from '../budget';
+import { assemble } from '../assembly';
+import { budgetFor } from '../budget/remainder';
 import { configRules, templateRules } from '../rules/templateRules';
 import { configMissing, configReference, configUnresolved, tokenizerEstimate, unknownModel, unknownTokenizer, unresolvedModel } from '../rules/projectRules';
 import { requestSettings, runtimeDefaults, sampleFixture } from '../sample';
@@ -86,7 +88,10 @@ export function bindConfig(host: FileHost, template: TemplateDoc): ConfigBinding
   const dependencies: string[] = [];
   const ctx = template.frontMatter?.context;
   if (ctx && typeof ctx.value === 'object') {
-    const doc = parseInlineConfig(template.path, template.text, ctx.span);
+    // The `context:` mapping of the front matter as the template parser read it (never parsed twice).
+    const yaml = template.frontMatter?.yaml;
+    const node = yaml ? findAt(yaml, ['context']).node : undefined;
+    const doc = node ? parseInlineConfig(template.path, template.text, node, yaml!.base, yaml) : parseInlineConfig(template.path, template.text, ctx.span);
     return { config: { path: template.path, inline: true, doc }, findings, dependencies };
   }
   if (ctx && typeof ctx.value === 'string') {
@@ -226,7 +231,7 @@ export function bindTemplate(host: FileHost, template: TemplateDoc, options: Bin
   };
   if (!usable) return out;
 
-  out.budget = withRemainder(computeBudget(effective, { model: model.info, tokenizer: { name: tokenizer.name, exact } }), effective);
+  out.budget = budgetFor(effective, model.info, { name: tokenizer.name, exact });
   if (cfgDoc) {
     append(findings, budgetFindings(out.budget, cfgDoc, model.info));
     append(findings, templateRules({ template, config: effective, configDoc: cfgDoc, inline: binding.config!.inline }));
@@ -267,6 +272,7 @@ export function toAssembleInput(b: TemplateBinding, fixture: FixtureDoc | undefi
     modelName: b.model.name,
     exact: b.exact,
     render: b.render,
+    ...(config === b.effective && b.budget ? { budget: b.budget } : {}),
     ...(b.zeroConfig ? { zeroConfig: true } : {}),
     ...(extra.now !== undefined ? { now: extra.now } : {}),
   };

@@ -161,5 +161,6 @@ export function parseFrontMatter(path: string, text: string, format: TemplateFor
     fromKeys(findAt(src, ['input', 'default']).node);
   }
 
+  Object.defineProperty(fm, 'yaml', { value: src, enumerable: false });
   return { frontMatter: fm, bodyStart: split.bodyStart, findings, yaml: src };
 }

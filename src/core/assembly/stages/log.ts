@@ -8,7 +8,8 @@
 import type { Finding, TraceTool, ToolDefinitionInfo } from '../../types';
 import type { Omission } from '../item';
 import type { ConflictRecord } from './conflicts';
-import type { HistoryPlan } from './history';
+import { append } from '../append';
+import type { HistoryPlan } from './state';
 
 interface SlotDecisions {
   omitted: Omission[];
@@ -40,21 +41,21 @@ export class DecisionLog {
 
   /** A slot stage omitted these items. */
   omit(slot: string, omitted: readonly Omission[]): void {
-    this.slot(slot).omitted.push(...omitted);
+    append(this.slot(slot).omitted, omitted);
   }
 
   /** A request stage omitted these items (trimmed to fit). */
   omitFromRequest(omitted: readonly Omission[]): void {
-    this.requestOmitted.push(...omitted);
+    append(this.requestOmitted, omitted);
   }
 
   report(slot: string | undefined, findings: readonly Finding[]): void {
-    if (slot === undefined) this.requestFindings.push(...findings);
-    else this.slot(slot).findings.push(...findings);
+    if (slot === undefined) append(this.requestFindings, findings);
+    else append(this.slot(slot).findings, findings);
   }
 
   conflicts(slot: string, records: readonly ConflictRecord[]): void {
-    this.slot(slot).conflicts.push(...records);
+    append(this.slot(slot).conflicts, records);
   }
 
   history(slot: string, plan: HistoryPlan): void {
@@ -64,13 +65,13 @@ export class DecisionLog {
   /** Every omission: slot by slot in stage order, then the request's. */
   get omissions(): Omission[] {
     const out: Omission[] = [];
-    for (const d of this.bySlot.values()) out.push(...d.omitted);
+    for (const d of this.bySlot.values()) append(out, d.omitted);
     return out.concat(this.requestOmitted);
   }
 
   get findings(): Finding[] {
     const out: Finding[] = [];
-    for (const d of this.bySlot.values()) out.push(...d.findings);
+    for (const d of this.bySlot.values()) append(out, d.findings);
     return out.concat(this.requestFindings);
   }
 
