@@ -174,6 +174,27 @@ describe('ctxlens report: figures', () => {
   });
 });
 
+describe('ctxlens report: quoted text', () => {
+  it('redacts a key the changed line holds and keeps terminal escapes out of the text report', () => {
+    const dir = repo(BASE_FILES);
+    const key = 'sk-proj-Abc123Def456Ghi789Jkl012Mno345Pqr678';
+    write(dir, { 'fixtures/f1.fixture.yaml': fixture(1).replace('How do retries work for client 1?', `"Use ${key} \\u001b[31mnow\\u202e"`) });
+    commit(dir);
+    const j = reportJson(dir);
+    const q = j.templates[0].requests.find((x: Json) => x.fixture === 'f1');
+    expect(q.first_difference.head).toContain('sk-pro…678');
+    for (const format of ['json', 'markdown', 'text']) {
+      const r = ctxlens(['report', '--base', 'HEAD~1', '--format', format], dir);
+      expect(r.stdout).not.toContain(key);
+      if (format !== 'json') {
+        expect(r.stdout).not.toContain('\u001b');
+        expect(r.stdout).not.toContain('\u202e');
+        expect(r.stdout).toContain('sk-pro…678 \ufffd[31mnow\ufffd');
+      }
+    }
+  });
+});
+
 describe('ctxlens report: added, removed and renamed templates', () => {
   it('reports git renames, deletions and additions as such', () => {
     const dir = repo({

@@ -12,6 +12,7 @@ import { REPORT_VERSION } from './schema';
 import type { AssemblyDiff } from '../eval/diff';
 import { diffAssemblies } from '../eval/diff';
 import { roundUsd } from '../cost';
+import { redactSecrets } from '../text/secrets';
 
 /** One request of a template on one side: a fixture and its assembly (with `trace.cost` set). */
 export interface RequestRun {
@@ -157,7 +158,8 @@ function compareRequest(fixture: string, base: RequestRun | undefined, head: Req
     out.slots = slotChanges(diff, base.result, head.result, required);
     const f = diff.first_difference;
     if (f) {
-      out.first_difference = { message: f.message + 1, line: f.line, base: f.a, head: f.b };
+      // The lines are quoted in a pull-request comment others read: a key a fixture holds is shown redacted.
+      out.first_difference = { message: f.message + 1, line: f.line, base: redactSecrets(f.a), head: redactSecrets(f.b) };
       if (f.role_a !== undefined) out.first_difference.role_base = f.role_a;
       if (f.role_b !== undefined) out.first_difference.role_head = f.role_b;
     }

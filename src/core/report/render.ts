@@ -28,8 +28,13 @@ const usd = (x: number | null | undefined) => (x === null || x === undefined ? '
 const count = (x: number | null | undefined) => (x === null || x === undefined ? '—' : n(x));
 const short = (sha: string) => sha.slice(0, 7);
 
+/**
+ * One line of quoted text, cut to `max`: line breaks become spaces, and control characters
+ * (terminal escapes) and bidirectional overrides (text that reads otherwise than it is) become
+ * U+FFFD, so a fixture can neither drive the terminal nor disguise a line.
+ */
 function cut(s: string, max = MAX_LINE): string {
-  const flat = s.replace(/\r?\n/g, ' ');
+  const flat = s.replace(/\r?\n/g, ' ').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '\ufffd');
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
@@ -118,7 +123,8 @@ export function reportText(r: Report): string {
       for (const why of g.reasons) out += `  ${why}\n`;
     }
   }
-  return out;
+  // Names and messages come from the workspace too: no control character reaches the terminal.
+  return out.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '\ufffd');
 }
 
 function pct(x: number | null | undefined): string {
