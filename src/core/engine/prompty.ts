@@ -23,7 +23,7 @@
 import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import type { Span } from '../types';
 import { Interpreter, compileTemplate, unitOf, type RenderNote, type Unit } from './jinja/interpreter';
-import { PY_WS, codePoints, pySplitlines, pyStrip } from './jinja/pystr';
+import { PY_WS, isPySpaceCode, pySplitlines, pyStrip } from './jinja/pystr';
 import { LimitError, PyDict, PyError, PyFloat, Unsupported, fromJs, pyStr as pyStrOf, type PyValue } from './jinja/values';
 import { renderMustache, MustacheError, type MustacheDialect } from './mustache';
 import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from './types';
@@ -284,6 +284,39 @@ export function findImages(s: string): ImageMatch[] {
   return out;
 }
 
+/**
+ * Python's strip of message text, with the attribution marks of the assembly (private use
+ * characters U+E000–U+E1FF around slot text, see assembly/attribution.ts) transparent: the marks
+ * stay and the white space beside them goes, so a marked render strips exactly what the plain
+ * render strips. `newlinesOnly` is v2's `strip("\n")`.
+ */
+function stripText(s: string, newlinesOnly = false): string {
+  const isMark = (c: number): boolean => c === 0xe000 || c === 0xe001 || (c >= 0xe100 && c <= 0xe1ff);
+  const drop = (c: number): boolean => (newlinesOnly ? c === 10 : isPySpaceCode(c));
+  if (!/[\uE000-\uE1FF]/.test(s)) return newlinesOnly ? pyStrip(s, '\n', true, true) : pyStrip(s, null, true, true);
+  const keep = new Uint8Array(s.length).fill(1);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (isMark(c)) continue;
+    if (!drop(c)) break;
+    keep[i] = 0;
+  }
+  for (let i = s.length - 1; i >= 0; i--) {
+    const c = s.charCodeAt(i);
+    if (isMark(c)) continue;
+    if (!drop(c) || !keep[i]) break;
+    keep[i] = 0;
+  }
+  let out = '';
+  for (let i = 0; i < s.length; i++) if (keep[i]) out += s[i];
+  return out;
+}
+
+/** Text with the attribution marks removed, to test whether a chunk is empty as the plain render would. */
+function unmarked(s: string): string {
+  return s.replace(/[\uE000\uE001\uE100-\uE1FF]/g, '');
+}
+
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 function base64(bytes: Uint8Array): string {
   let out = '';
@@ -341,8 +374,8 @@ function parseContent01(content: string, readFile: PromptyOptions['readFile']): 
       items.push({ type: 'media', url: inlineImage(pyStrip(matches[cur].filename.split(' ')[0], null, true, true), readFile) });
     } else if (cur < matches.length && chunk === matches[cur].filename) cur++;
     else {
-      const t = pyStrip(chunk, null, true, true);
-      if (t.length > 0) items.push({ type: 'text', text: t });
+      const t = stripText(chunk);
+      if (unmarked(t).length > 0) items.push({ type: 'text', text: t });
     }
   }
   return items;
@@ -374,7 +407,7 @@ function splitRoles01(data: string): string[] {
 }
 
 function parseChat01(data: string, readFile: PromptyOptions['readFile']): EngineMessage[] {
-  const chunks = splitRoles01(data).filter((c) => pyStrip(c, null, true, true).length > 0);
+  const chunks = splitRoles01(data).filter((c) => pyStrip(unmarked(c), null, true, true).length > 0);
   if (!chunks.length) throw new RuntimeFailure('IndexError', 'list index out of range (the template renders to nothing: Prompty 0.1 cannot parse it)');
   if (!isRole01(chunks[0])) chunks.unshift('system');
   if (isRole01(chunks[chunks.length - 1])) chunks.pop();
@@ -382,7 +415,7 @@ function parseChat01(data: string, readFile: PromptyOptions['readFile']): Engine
   const messages: EngineMessage[] = [];
   for (let i = 0; i < chunks.length; i += 2) {
     const role = pyStrip(chunks[i], null, true, true).toLowerCase();
-    const content = pyStrip(chunks[i + 1], null, true, true);
+    const content = stripText(chunks[i + 1]);
     const parts = parseContent01(content, readFile);
     const m: EngineMessage = { role, parts };
     if (parts.length !== 1 || parts[0].type !== 'text' || parts[0].text !== content) m.contentList = true;
@@ -432,7 +465,7 @@ function parseChatV2(text: string, nonce: string | undefined): V2Message[] {
   let attrs = new Map<string, string | number | boolean>();
   let hasBoundary = false;
   const flush = (): void => {
-    const content = pyStrip(buffer.join('\n'), '\n', true, true);
+    const content = stripText(buffer.join('\n'), true);
     if (nonce !== undefined && hasBoundary) {
       const got = attrs.get('nonce');
       attrs.delete('nonce');
@@ -563,11 +596,11 @@ function finishV2(messages: V2Message[], markers: Map<string, string>, kinds: Ma
     found.sort((a, b) => text.indexOf(a[0]) - text.indexOf(b[0]));
     const [marker, name] = found[0];
     const at = text.indexOf(marker);
-    const before = pyStrip(text.slice(0, at), null, true, true);
-    const after = pyStrip(text.slice(at + marker.length), null, true, true);
-    if (before) withMarkers.push({ role: msg.role, parts: [{ type: 'text', text: before }], metadata: { ...msg.metadata } });
+    const before = stripText(text.slice(0, at));
+    const after = stripText(text.slice(at + marker.length));
+    if (unmarked(before)) withMarkers.push({ role: msg.role, parts: [{ type: 'text', text: before }], metadata: { ...msg.metadata } });
     withMarkers.push({ marker: true, name, kind: kinds.get(name) ?? 'thread' });
-    if (after) withMarkers.push({ role: msg.role, parts: [{ type: 'text', text: after }], metadata: { ...msg.metadata } });
+    if (unmarked(after)) withMarkers.push({ role: msg.role, parts: [{ type: 'text', text: after }], metadata: { ...msg.metadata } });
   }
   const expanded: V2Message[] = [];
   let markerFound = false;
@@ -833,7 +866,10 @@ function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: Pro
       const parser = isRecord(t) ? (typeof t.parser === 'string' ? t.parser : '') : 'prompty';
       const api = isRecord(fm.model) ? String(fm.model.api ?? 'chat') : '';
       if (parser !== 'NOOP' && `${parser}.${api}` !== 'prompty.chat' && !(parser === 'prompty' && ['completion', 'embedding', 'image'].includes(api))) return `ValueError: Parser ${parser}.${api} not found`;
-      if ('sample' in fm) {
+      // promptflow's loader reads a bare `sample: sample.json`; Prompty's prepare() fails on it. Such
+      // a file is left to the analysis, which knows which loader the file follows.
+      const promptflowSample = typeof fm.sample === 'string' && !fm.sample.trim().startsWith('${') && /\.(?:json|ya?ml)$/i.test(fm.sample.trim());
+      if ('sample' in fm && !promptflowSample) {
         const sample = normalize01(fm.sample, { readFile, env, dir: '', depth: 0, strict: true });
         if (!isRecord(sample)) return `AttributeError: '${sample === null || sample === undefined ? 'NoneType' : Array.isArray(sample) ? 'list' : typeof sample === 'string' ? 'str' : typeof sample} object' has no attribute 'items'`;
       }
