@@ -13,7 +13,7 @@
  */
 import { isAlias, isMap, isScalar, isSeq } from 'yaml';
 import type { Pair, YAMLMap } from 'yaml';
-import { splitFrontMatter } from '../template/frontMatter';
+import { frontMatterYaml } from '../template/frontMatter';
 import { parseYaml } from '../text/yaml';
 import type { YamlSource } from '../text/yaml';
 import type { Span } from '../types';
@@ -185,9 +185,9 @@ class Editor {
 function configRoot(text: string, inline: boolean, what: string): { src: YamlSource; root: YAMLMap; done: string[] } | { error: string; span?: Span } {
   let src: YamlSource;
   if (inline) {
-    const fm = splitFrontMatter(text);
-    if (fm.kind !== 'block') return { error: `${what} has no front matter to hold the config` };
-    src = parseYaml(text.slice(fm.yamlStart, fm.yamlEnd), fm.yamlStart);
+    const fm = frontMatterYaml(text);
+    if (!fm) return { error: `${what} has no front matter to hold the config` };
+    src = fm;
   } else {
     src = parseYaml(text);
   }

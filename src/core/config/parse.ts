@@ -14,7 +14,7 @@ import { redactPieces, redactSecrets, secretsOf } from '../text/secrets';
 import type { ConfigDoc, Finding, FixHint, Span } from '../types';
 import { findAt, keySpanAt, nodeSpan, parseYaml, toJs, valueSpanAt, yamlFindings } from '../text/yaml';
 import type { YamlPath, YamlSource } from '../text/yaml';
-import { splitFrontMatter } from '../template/frontMatter';
+import { frontMatterYaml } from '../template/frontMatter';
 import { ContextConfigSchema } from './schema';
 import type { ContextConfig } from './schema';
 
@@ -389,12 +389,11 @@ export function parseInlineConfig(path: string, text: string, node?: unknown, ba
     const src: YamlSource = source ?? { doc: parseYaml('').doc, text: text.slice(base), base };
     return buildDoc(path, text, src, node, [], nodeSpan(src, node) ?? { start: base, end: base });
   }
-  const split = splitFrontMatter(text);
   const fallback = node && typeof node === 'object' && 'start' in node && 'end' in node ? (node as Span) : { start: 0, end: 0 };
-  if (split.kind !== 'block') {
+  const src = frontMatterYaml(text);
+  if (!src) {
     return { path, text, keySpan: () => undefined, valueSpan: () => undefined, findings: [finding('config-invalid', path, fallback, 'The template has no front matter with a context: mapping.')] };
   }
-  const src = parseYaml(text.slice(split.yamlStart, split.yamlEnd), split.yamlStart);
   const ctx = findAt(src, ['context']).node;
   return buildDoc(path, text, src, ctx, [], nodeSpan(src, ctx) ?? fallback);
 }

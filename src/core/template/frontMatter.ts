@@ -51,6 +51,16 @@ export function splitFrontMatter(text: string): FrontMatterSplit {
   return { kind: 'unclosed', bodyStart: yamlStart, open: { start, end: start + 3 } };
 }
 
+/**
+ * The YAML of a text's front matter block, located in the text (spans shifted into it), or
+ * undefined without a closed block. The one place a front matter is read as YAML: the template
+ * parser and the config edits of an inline config both come here.
+ */
+export function frontMatterYaml(text: string): YamlSource | undefined {
+  const split = splitFrontMatter(text);
+  return split.kind === 'block' ? parseYaml(text.slice(split.yamlStart, split.yamlEnd), split.yamlStart) : undefined;
+}
+
 /** Strips Picoschema annotations: `name?` and `name(string, description)` declare `name`. */
 function inputName(key: string): string {
   return key.replace(/\(.*$/s, '').replace(/\?\s*$/, '').trim();
@@ -83,7 +93,7 @@ export function parseFrontMatter(path: string, text: string, format: TemplateFor
     findings.push(finding('template-invalid', path, split.open, "The front matter is not closed: add a line '---' after the YAML header."));
     return { bodyStart: split.bodyStart, findings };
   }
-  const src = parseYaml(text.slice(split.yamlStart, split.yamlEnd), split.yamlStart);
+  const src = frontMatterYaml(text)!;
   findings.push(...yamlFindings('template-invalid', path, src, 'Front matter YAML error'));
   const fmSpan = { start: split.start, end: split.end };
   const root = src.doc.contents;
