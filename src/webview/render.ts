@@ -753,8 +753,10 @@ export function renderSnapshot(root: HTMLElement, s: PreviewSnapshot, ctx: Rende
   const comparing = s.compare && s.compare.error === undefined ? s.compare : undefined;
   const main = el('main', { class: [s.whatIf ? 'what-if' : '', comparing ? 'comparing' : ''].filter(Boolean).join(' ') || undefined, attrs: { 'aria-label': `Preview of ${s.template.name}` } });
   main.appendChild(summaryLine(s, ctx));
+  // Banners are not alerts: the panel's live region already says each of them once (announce.ts),
+  // and an alert re-created by every re-render would be said again each time.
   if (!s.result.ok) {
-    main.appendChild(el('div', { class: 'banner error', attrs: { role: 'alert' } }, el('strong', null, 'Assembly failed: '), s.result.error ?? 'unknown error'));
+    main.appendChild(el('div', { class: 'banner error' }, el('strong', null, 'Assembly failed: '), s.result.error ?? 'unknown error'));
   }
   append(main, [whatIfBanner(s, ctx, WIDGETS), s.compare ? compareError(s.compare, ctx) : null]);
   const side = el('div', { class: 'col col-numbers', attrs: { 'data-scroll-key': 'numbers' } });
@@ -804,7 +806,7 @@ export function renderError(root: HTMLElement, message: string, ctx: RenderConte
     el(
       'main',
       { class: 'empty', attrs: { 'aria-label': 'Context Lens preview' } },
-      el('div', { class: 'banner error', attrs: { role: 'alert' } }, el('strong', null, 'Preview unavailable: '), message),
+      el('div', { class: 'banner error' }, el('strong', null, 'Preview unavailable: '), message),
       button('Try again', () => ctx.post({ type: 'refresh' }), { class: 'secondary', attrs: { 'data-key': 'refresh' } }),
     ),
   );

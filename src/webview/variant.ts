@@ -251,7 +251,7 @@ export function whatIfBanner(s: PreviewSnapshot, ctx: RenderContext, w: Widgets)
     el('div', { class: 'what-if-head' }, w.badge('what-if', 'warn', 'Budgets changed in this panel only'), el('strong', null, ' What-if budgets'), el('span', { class: 'muted' }, ' — not written to the config; Apply to config and Reset are under the budget bar')),
     changed,
   ];
-  if (wi.error !== undefined) body.push(el('p', { class: 'over-text', attrs: { role: 'alert' } }, `Not applied: ${wi.error}`));
+  if (wi.error !== undefined) body.push(el('p', { class: 'over-text what-if-error' }, `Not applied: ${wi.error}`));
   else if (wi.diff) {
     body.push(deltaLine(wi.diff));
     const items = itemChanges(wi.diff, 'dropped by the what-if budgets', 'added by the what-if budgets');
@@ -272,7 +272,7 @@ export function compareError(c: PreviewCompare, ctx: RenderContext): HTMLElement
   if (c.error === undefined) return undefined;
   return el(
     'div',
-    { class: 'banner error compare-error', attrs: { role: 'alert' } },
+    { class: 'banner error compare-error' },
     el('strong', null, 'Cannot compare: '),
     c.error,
     ' ',
@@ -370,7 +370,7 @@ function showFirstDifference(): void {
       const r = sticky.getBoundingClientRect();
       const t = e.getBoundingClientRect();
       // A heading covers the message when it overlaps it horizontally and reaches below its top.
-      if (getComputedStyle(sticky).position === 'sticky' && r.left < t.right && r.right > t.left && r.top <= t.top && r.bottom > t.top) covered = Math.max(covered, r.bottom - t.top);
+      if (getComputedStyle(sticky).position === 'sticky' && r.left < t.right && r.right > t.left && r.top <= t.top + 1 && r.bottom > t.top) covered = Math.max(covered, r.bottom - t.top);
     }
     if (covered > 0) scrollerOf(e).scrollBy(0, -(covered + 8));
   }

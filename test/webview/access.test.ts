@@ -102,6 +102,8 @@ describe('screen reader: one persistent live region', () => {
     await panel.post(state('assembly-failed', 4));
     expect((await said(panel)).at(-1)).toMatch(/^Assembly failed: Required content alone is [\d,]+ tokens > 250 input budget/);
     expect(await said(panel)).toHaveLength(4);
+    // No other live region competes with it: banners are not alerts.
+    expect(await panel.page.evaluate(() => document.querySelectorAll('[role=alert], [aria-live]:not(#announcer)').length)).toBe(0);
     // Still the element that was there before the first snapshot.
     expect(await panel.page.evaluate((r) => r === document.getElementById('announcer') && r?.isConnected, region)).toBe(true);
   });
@@ -318,6 +320,11 @@ describe('smaller things', () => {
     expect(await historyClass(refund)).toContain('k-history');
     const colour = (p: Panel): Promise<string> => p.page.locator('.legend [data-seg="slot-history"] .swatch').evaluate((e) => getComputedStyle(e).backgroundColor);
     expect(await colour(refund)).toBe(await colour(panel));
+
+    // Bar labels are whole or absent, never cut ("output rese").
+    const cut = await panel.page.locator('.budget-bar .seg-label').evaluateAll((ls) => ls.filter((l) => !(l as HTMLElement).hidden && (l as HTMLElement).offsetWidth > (l.parentElement?.clientWidth ?? 0)).map((l) => l.textContent));
+    expect(cut).toEqual([]);
+    expect(await panel.page.locator('.budget-bar .seg-label:not([hidden])').count()).toBeGreaterThan(0);
 
     const jump = panel.page.locator('[data-key="jump-omitted"]');
     expect(await jump.textContent()).toBe('2 items dropped');

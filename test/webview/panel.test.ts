@@ -102,7 +102,7 @@ describe('handshake', () => {
     await panel.post({ type: 'empty', seq: 1, reason: 'Open a .prompt or .prompty file to preview its assembled request.' });
     expect(await panel.page.locator('main.empty').textContent()).toContain('Open a .prompt or .prompty file');
     await panel.post({ type: 'error', seq: 2, message: 'The Context Lens language server is not running.' });
-    expect(await panel.page.locator('[role=alert]').textContent()).toContain('language server is not running');
+    expect(await panel.page.locator('.banner.error').textContent()).toContain('language server is not running');
     await panel.page.getByRole('button', { name: 'Try again' }).click();
     expect((await panel.record()).posted.at(-1)).toEqual({ type: 'refresh' });
   });
@@ -300,7 +300,7 @@ describe('actions', () => {
 
   it('disables the copy buttons and explains when assembly failed', async () => {
     const panel = await panelWith(buildSnapshot({ ok: false, error: 'required slots policy, question need 1,320 tokens; the input budget is 1,000' }));
-    expect(await panel.page.locator('[role=alert]').textContent()).toBe('Assembly failed: required slots policy, question need 1,320 tokens; the input budget is 1,000');
+    expect(await panel.page.locator('.banner.error').textContent()).toBe('Assembly failed: required slots policy, question need 1,320 tokens; the input budget is 1,000');
     expect(await panel.page.getByRole('button', { name: 'Copy as OpenAI JSON' }).isDisabled()).toBe(true);
     expect(await panel.page.getByRole('button', { name: 'Export trace' }).isDisabled()).toBe(false);
     expect(await panel.page.locator('#sec-messages').textContent()).toContain('No request: assembly failed.');
