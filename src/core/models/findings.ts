@@ -1,22 +1,18 @@
 /**
  * The finding about a model's lifecycle: `model-retired`, for a model its provider has shut down
- * (a warning: every request to it fails) or has announced a shutdown date for (info), naming the
- * successor where the provider names one.
+ * (every request to it fails), naming the successor where the provider names one. A shutdown that
+ * is only announced is not a finding (the model still answers; `ctxlens models` lists the date).
  */
 import type { Finding, ModelInfo, Span } from '../types';
 import { finding } from '../rules/registry';
 
 /** The `model-retired` finding for `model`, or undefined when it is neither retired nor retiring. */
 export function modelRetired(path: string, span: Span, model: ModelInfo | undefined): Finding | undefined {
-  if (!model) return undefined;
-  const life = model.retired ?? model.retires;
-  if (!life) return undefined;
+  const life = model?.retired;
+  if (!model || !life) return undefined;
   const next = life.successor ? `; the provider names ${life.successor} as its successor` : '';
-  if (model.retired) {
-    const when = life.date ? ` on ${life.date}` : '';
-    return finding('model-retired', path, span, `Model '${model.name}' was retired by its provider${when}: requests to it fail${next}. (${life.source})`);
-  }
-  return finding('model-retired', path, span, `Model '${model.name}' retires on ${life.date ?? 'an announced date'}${next}. (${life.source})`, { severity: 'info' });
+  const when = life.date ? ` on ${life.date}` : '';
+  return finding('model-retired', path, span, `Model '${model.name}' was retired by its provider${when}: requests to it fail${next}. (${life.source})`);
 }
 
 /** The `tokenizer-estimate` finding of a name the registry does not list, counted as its family. */

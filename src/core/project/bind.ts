@@ -140,7 +140,7 @@ export function bindModel(
     const at = where();
     findings.push(unknownModel(at.path, at.span, name, FALLBACK_TOKENIZER, inConfig));
   }
-  const retired = info && (info.retired || info.retires) ? modelRetired(where().path, where().span, info) : undefined;
+  const retired = info?.retired ? modelRetired(where().path, where().span, info) : undefined;
   if (retired) findings.push(retired);
   const family = info?.estimate && !config?.tokenizer ? familyEstimate(where().path, where().span, info) : undefined;
   if (family) findings.push(family);

@@ -34,7 +34,7 @@ export const RULES: readonly RuleInfo[] = [
   { id: 'budget-overflow', severity: 'error', category: 'budget', description: 'Slot budgets + reserved output + margin exceed the window (or the input limit).' },
   { id: 'reserve-invalid', severity: 'error', category: 'budget', description: 'The output reserve or margin leaves no positive input budget, or exceeds the model output limit.' },
   { id: 'unknown-model', severity: 'warning', category: 'budget', description: 'The model is not in the built-in registry nor in the config `models`.' },
-  { id: 'model-retired', severity: 'warning', category: 'budget', description: 'The model has been shut down by its provider (or its shutdown date is announced); the finding names the successor the provider names.' },
+  { id: 'model-retired', severity: 'warning', category: 'budget', description: 'The model has been shut down by its provider, so requests to it fail; the finding names the successor the provider names.' },
   { id: 'tokenizer-estimate', severity: 'info', category: 'budget', description: 'Counts are estimates (chars4 rule or an approximate tokenizer), not the model tokenizer.' },
   // Trust and labelling.
   { id: 'untrusted-unlabelled', severity: 'warning', category: 'trust', description: 'Untrusted (or undeclared) data is rendered without a label or delimiter around it.' },
