@@ -29,6 +29,8 @@ export interface ServerSettings {
   fixture: { autoSelect: boolean };
   /** Files larger than this (bytes) get a light analysis: no tokenizing, no assembly. */
   maxFileSize: number;
+  /** dotprompt helpers and partials the application registers in code (`contextLens.dotprompt.*`). */
+  dotprompt?: { helpers: string[]; partials: string[] };
 }
 
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {

@@ -5,7 +5,9 @@
  * - add `label: <KIND>` to an untrusted slot, or wrap its placeholder in `<slot>` … `</slot>`;
  * - move an untrusted placeholder out of the system role into the first user message;
  * - declare an undefined slot in the config (kind guessed from the name, untrusted, a budget);
- * - rebalance optional slot budgets proportionally so the equation fits (the title shows the numbers).
+ * - rebalance optional slot budgets proportionally so the equation fits (the title shows the numbers);
+ * - declare a dotprompt helper or partial the application registers in code (`helpers:` /
+ *   `partials:` of the config, or a new config beside a template that has none).
  * All edits are computed against the texts the analysis read, which are current when the caller
  * waited for a fresh analysis.
  */
@@ -16,7 +18,7 @@ import type { BudgetReport, ConfigDoc, Finding, FixHint, SlotKind, SlotUse, Span
 import { num } from './format';
 import { contextConfigPath, initConfigText } from '../core/init';
 import { TextView, overlaps } from './textMap';
-import { addSlot, setSlotField } from './yamlEdit';
+import { addListEntry, addSlot, setSlotField } from './yamlEdit';
 import type { TextEditSpan } from './yamlEdit';
 
 export interface ActionContext {
@@ -305,6 +307,34 @@ function rebalanceAction(b: BudgetReport, cfg: ConfigDoc, d: Diagnostic | undefi
 
 const SERVER_BUILT = new Set(['untrusted-in-system']);
 
+/**
+ * "Declare 'shout' as a helper registered in code": adds the name to the config's `helpers:` (or
+ * `partials:`) list; a template without a config gets one beside it (as `config-missing` writes
+ * it) with the declaration. The name is the one the finding quotes.
+ */
+function declareCodeRegistered(f: Finding, a: Analysis, cfg: ConfigDoc | undefined, d: Diagnostic | undefined, ctx: ActionContext): CodeAction | undefined {
+  const name = /'([^'\n]+)'/.exec(f.message)?.[1];
+  if (!name || !/^[^\s{}()\[\],#&*!|>'"%@`]+$/.test(name)) return undefined;
+  const key = f.rule === 'unknown-helper' ? 'helpers' : 'partials';
+  const what = f.rule === 'unknown-helper' ? 'helper' : 'partial';
+  if (cfg) {
+    const edit = addListEntry(cfg, key, name);
+    return action(`Declare '${name}' as a ${what} registered in code (${key}: in ${basename(cfg.path)})`, d, [{ path: cfg.path, text: cfg.text, edit }], ctx, true);
+  }
+  if (a.kind !== 'template' || a.config) return undefined;
+  const target = contextConfigPath(a.path);
+  if (ctx.textOf(target) !== undefined) return undefined;
+  const uri = ctx.uriOf(target);
+  const text = initConfigText(a);
+  const edit: WorkspaceEdit = {
+    documentChanges: [
+      { kind: 'create', uri, options: { overwrite: false, ignoreIfExists: true } },
+      { textDocument: { uri, version: null }, edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: `${text}${text.endsWith('\n') ? '' : '\n'}${key}: [${name}]\n` }] },
+    ],
+  };
+  return { title: `Declare '${name}' as a ${what} registered in code (create ${basename(target)})`, kind: CodeActionKind.QuickFix, edit, isPreferred: true, ...(d ? { diagnostics: [d] } : {}) };
+}
+
 /** Every fix for one finding, from the core's hints and the server's own builders. */
 export function actionsFor(f: Finding, d: Diagnostic | undefined, a: Analysis, ctx: ActionContext): CodeAction[] {
   const texts = new Map<string, string>();
@@ -366,6 +396,12 @@ export function actionsFor(f: Finding, d: Diagnostic | undefined, a: Analysis, c
     case 'slot-undefined':
       if (editableCfg && target && !slotCfg) out.push(declareSlot(editableCfg, target.slot, budgetOf(a), d, ctx));
       break;
+    case 'unknown-helper':
+    case 'unknown-partial': {
+      const a1 = declareCodeRegistered(f, a, editableCfg, d, ctx);
+      if (a1) out.push(a1);
+      break;
+    }
     case 'budget-overflow': {
       const b = budgetOf(a);
       if (editableCfg && b) {

@@ -76,7 +76,11 @@ function mergeSettings(base: ServerSettings, raw: unknown): ServerSettings {
     for (const [k, v] of Object.entries(r.rules)) if (typeof v === 'string' && ['off', 'error', 'warning', 'info', 'hint'].includes(v)) rules[k] = v as ServerSettings['rules'][string];
   }
   const maxFileSize = typeof r.maxFileSize === 'number' && r.maxFileSize > 0 ? r.maxFileSize : base.maxFileSize;
+  const names = (v: unknown): string[] => (Array.isArray(v) ? [...new Set(v.filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim()))].slice(0, 512) : []);
+  const dp = (r.dotprompt && typeof r.dotprompt === 'object' ? r.dotprompt : {}) as Record<string, unknown>;
+  const dotprompt = { helpers: names(dp.helpers), partials: names(dp.partials) };
   return {
+    ...(dotprompt.helpers.length || dotprompt.partials.length ? { dotprompt } : {}),
     defaultModel: typeof r.defaultModel === 'string' && r.defaultModel.trim() ? r.defaultModel.trim() : base.defaultModel,
     rules: r.rules ? rules : base.rules,
     codeLens: { enabled: typeof r.codeLens?.enabled === 'boolean' ? r.codeLens.enabled : base.codeLens.enabled },
@@ -108,6 +112,7 @@ export function startServer(connection: Connection): void {
     };
     if (selectedModel) opts.model = selectedModel;
     if (settings.defaultModel) opts.defaultModel = settings.defaultModel;
+    if (settings.dotprompt) opts.codeRegistered = settings.dotprompt;
     const fixture = selectedFixture.get(p);
     if (fixture) opts.fixture = fixture;
     else if (!settings.fixture.autoSelect) opts.autoFixture = false;

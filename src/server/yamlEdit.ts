@@ -90,3 +90,33 @@ export function addSlot(doc: ConfigDoc, name: string, entry: string): TextEditSp
   const keyIndent = ' '.repeat(columnOf(text, slotsKey.start) + 2);
   return { span: { start: colon, end: v?.end ?? colon }, newText: `${nl}${keyIndent}${name}: ${entry}` };
 }
+
+/**
+ * Appends `value` (a plain YAML scalar) to the top-level list `key` of a config (`helpers:`,
+ * `partials:`), flow or block, or adds `key: [value]` at the end of the file when the key is absent.
+ */
+export function addListEntry(doc: ConfigDoc, key: string, value: string): TextEditSpan {
+  const text = doc.text;
+  const nl = eol(text);
+  const keySpan = doc.keySpan([key]);
+  const v = doc.valueSpan([key]);
+  if (!keySpan) {
+    const end = text.length;
+    const lead = end === 0 || text.endsWith('\n') ? '' : nl;
+    return { span: { start: end, end }, newText: `${lead}${key}: [${value}]${nl}` };
+  }
+  if (v && v.end > v.start && text[v.start] === '[') {
+    const close = text.lastIndexOf(']', v.end);
+    const before = trimBack(text, close, v.start + 1);
+    return { span: { start: before, end: before }, newText: before === v.start + 1 ? value : `, ${value}` };
+  }
+  if (v && v.end > v.start && text[v.start] === '-') {
+    // After the last item, at the column of the first one.
+    const indent = ' '.repeat(columnOf(text, v.start));
+    const after = trimBack(text, v.end, v.start);
+    return { span: { start: after, end: after }, newText: `${nl}${indent}- ${value}` };
+  }
+  // `key:` with no value (or a scalar, which the schema rejects anyway): the list replaces it.
+  const colon = colonAfter(text, keySpan) ?? keySpan.end;
+  return { span: { start: colon, end: v && v.end > v.start ? v.end : colon }, newText: ` [${value}]` };
+}
