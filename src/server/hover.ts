@@ -11,6 +11,7 @@ import { budgetResolution, costLines, equation, num, pct, plural, requestTotals,
 import { itemVerdicts } from './items';
 import { contains } from './textMap';
 import { conflictText, reasonText } from '../core/reasonText';
+import { PROMPTY_LINE_LABEL, promptyLineOf } from '../core/engine/prompty';
 
 /** Items listed per section of a hover; the preview shows them all. */
 const MAX_LISTED = 8;
@@ -31,6 +32,12 @@ function basename(p: string): string {
 
 function countsLine(a: { tokenizer: { name: string; exact: boolean } }): string {
   return `_Counted with ${code(a.tokenizer.name)}${a.tokenizer.exact ? ' (exact for this model)' : ' — an estimate, not the model tokenizer'}._`;
+}
+
+/** The runtime line a `.prompty` file is rendered as (its front matter's format decides). */
+function runtimeLine(a: TemplateAnalysis): string | undefined {
+  if (a.template.format !== 'prompty') return undefined;
+  return `_Rendered as ${PROMPTY_LINE_LABEL[promptyLineOf(a.template.frontMatter?.data)]} renders it (the front matter's format)._`;
 }
 
 function slotSection(s: SlotSummary, a: TemplateAnalysis): string[] {
@@ -112,14 +119,14 @@ export function templateHover(a: TemplateAnalysis, offset: number, range: (span:
     const placement = `- Lands in the ${code(use.role)} message${around}`;
     lines.push(placement);
     if (s.trust !== 'trusted' && (use.role === 'system' || use.role === 'developer')) lines.push('- ⚠ Untrusted data in a system/developer message is read as instructions.');
-    lines.push(...itemLists(a, s.name), '', countsLine(a));
+    lines.push(...itemLists(a, s.name), '', countsLine(a), runtimeLine(a) ?? '');
     return { contents: md(lines), range: range(use.span) };
   }
   const ctx = a.template.frontMatter?.context;
   if (ctx && contains(ctx.span, offset)) {
     const lines = [...requestSection(a)];
     if (a.budget) lines.push('', `Budget equation: ${equation(a.budget)}`);
-    lines.push('', countsLine(a));
+    lines.push('', countsLine(a), runtimeLine(a) ?? '');
     return { contents: md(lines), range: range(ctx.span) };
   }
   return undefined;

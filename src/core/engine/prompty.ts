@@ -686,7 +686,9 @@ function settingsOf(fm: Record<string, unknown> | undefined, options: PromptyOpt
     if (typeof p === 'string' && p !== '' && p !== '*') parser = p;
     if (isRecord(t) && isRecord(t.format) && typeof t.format.strict === 'boolean') strict = t.format.strict;
   }
-  if (options.templateType) format = options.templateType;
+  // The caller's engine type only stands in for a front matter that names none.
+  const named = line === '0.1' ? t !== undefined && (typeof t === 'string' || (isRecord(t) && 'type' in t)) : isRecord(t) && 'format' in t;
+  if (options.templateType && !named) format = options.templateType;
   const kinds = new Map<string, string>();
   const defaults: Record<string, unknown> = {};
   const required: string[] = [];
@@ -800,8 +802,9 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
 
   try {
     if (s.line === '0.1') {
-      if (s.notChat) return { rendered, messages: [{ role: 'user', parts: [{ type: 'text', text: rendered }] }], issues, line: s.line, notChat: true, exact };
-      return { rendered, messages: parseChat01(rendered, options.readFile), issues, line: s.line, exact };
+      const estimate = exact ? {} : { estimate: true as const };
+      if (s.notChat) return { rendered, messages: [{ role: 'user', parts: [{ type: 'text', text: rendered }] }], issues, line: s.line, notChat: true, exact, ...estimate };
+      return { rendered, messages: parseChat01(rendered, options.readFile), issues, line: s.line, exact, ...estimate };
     }
     const parsed = parseChatV2(rendered, s.strict ? nonce : undefined);
     const finished = markers.size ? finishV2(parsed, markers, s.kinds, inputs, issues, bodySpan) : parsed;
@@ -810,7 +813,8 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
       if (Object.keys(msg.metadata).length) out.metadata = msg.metadata;
       return out;
     });
-    return { rendered, messages, issues, line: s.line, exact: exact && !issues.some((i) => i.rule === 'unsupported-feature') };
+    const isExact = exact && !issues.some((i) => i.rule === 'unsupported-feature');
+    return { rendered, messages, issues, line: s.line, exact: isExact, ...(isExact ? {} : { estimate: true as const }) };
   } catch (e) {
     if (e instanceof RuntimeFailure) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} fails on the rendered text: ${e.pyType}: ${e.message}`, bodySpan, rendered);
     if (e instanceof Unsupported) return failure(s.line, 'unsupported-feature', `Not rendered exactly as Prompty would: ${e.message}.`, bodySpan, rendered);
