@@ -233,7 +233,8 @@ export async function whatIfAppliedToConfig(wb: Workbench, opts: WhatIfOptions =
   await banner.waitFor({ state: 'visible', timeout: 30_000 });
   await poll('the what-if banner to name the new budget', async () => ((await banner.innerText()).includes(`${slot} ${from.toLocaleString('en-US')} → ${to.toLocaleString('en-US')}`) ? true : undefined), { timeoutMs: 15_000 });
   await screenshot(page, 'preview-what-if');
-  await banner.getByRole('button', { name: 'Apply to config' }).click();
+  // Apply to config sits under the budget editors, next to Reset (not in the banner).
+  await frame.locator('[data-key="apply-what-if"]').click();
   // Applied: the panel drops the what-if (the config now says it) and shows the new budget as written.
   await poll('the what-if banner to go once applied', async () => ((await frame.locator('.what-if-banner').count()) === 0 && (await field.inputValue()) === String(to)) || undefined, { timeoutMs: 30_000 });
 
