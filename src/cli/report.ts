@@ -69,14 +69,66 @@ function located(side: Side, findings: readonly Finding[]): ReportFinding[] {
   });
 }
 
+/** One host call made while a template was analysed, with its answer. */
+type HostCall = { op: 'read' | 'size' | 'real'; path: string; result: string | number | undefined } | { op: 'glob'; path: string; pattern: string; result: string };
+
+/** The host with every answer it gives recorded in `calls`. */
+function recording(host: FileHost, calls: HostCall[]): FileHost {
+  return {
+    roots: host.roots,
+    readFile: (p) => {
+      const result = host.readFile(p);
+      calls.push({ op: 'read', path: p, result });
+      return result;
+    },
+    size: (p) => {
+      const result = host.size(p);
+      calls.push({ op: 'size', path: p, result });
+      return result;
+    },
+    glob: (dir, pattern) => {
+      const result = host.glob(dir, pattern);
+      calls.push({ op: 'glob', path: dir, pattern, result: result.join('\u0000') });
+      return result;
+    },
+    ...(host.realPath
+      ? {
+          realPath: (p: string) => {
+            const result = host.realPath!(p);
+            calls.push({ op: 'real', path: p, result });
+            return result;
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * Whether another host answers every recorded call alike. The analysis is a function of what its
+ * host answers, so when the base answers a template's calls as the working tree did, the base's
+ * requests and findings are the working tree's, and the template is not analysed twice.
+ */
+function answersAlike(host: FileHost, calls: readonly HostCall[]): boolean {
+  for (const c of calls) {
+    let now: string | number | undefined;
+    if (c.op === 'glob') now = host.glob(c.path, c.pattern).join('\u0000');
+    else if (c.op === 'read') now = host.readFile(c.path);
+    else if (c.op === 'size') now = host.size(c.path);
+    else now = host.realPath?.(c.path);
+    if (now !== c.result) return false;
+  }
+  return true;
+}
+
 /** A template's requests on one side: the analysis of each fixture, as `ctxlens check` runs them. */
-function runTemplate(side: Side, file: string, model: string | undefined, evals: ReadonlyArray<EvalRun & { template: string }>): TemplateRun | undefined {
-  const first = analyzeTemplate(side.host, file, { model });
+function runTemplate(side: Side, file: string, model: string | undefined, evals: ReadonlyArray<EvalRun & { template: string }>, calls?: HostCall[]): TemplateRun | undefined {
+  const host = calls ? recording(side.host, calls) : side.host;
+  const first = analyzeTemplate(host, file, { model });
   if (!first) return undefined;
   const analyses = [first];
   for (const f of first.fixtures) {
     if (f.path === first.fixture?.path) continue;
-    const again = analyzeTemplate(side.host, file, { model, fixture: f.path });
+    const again = analyzeTemplate(host, file, { model, fixture: f.path });
     if (again) analyses.push(again);
   }
   const requests: RequestRun[] = [];
@@ -129,6 +181,11 @@ function runEvals(side: Side, targets: readonly string[], isDir: (p: string) => 
     });
   }
   return out;
+}
+
+/** The eval results of a template are the same on both sides. */
+function sameEvals(a: ReadonlyArray<EvalRun & { template: string }>, b: ReadonlyArray<EvalRun & { template: string }>, template: string): boolean {
+  return JSON.stringify(a.filter((e) => e.template === template)) === JSON.stringify(b.filter((e) => e.template === template));
 }
 
 export function reportCmd(args: string[], io: Io): number {
@@ -217,10 +274,13 @@ export function reportCmd(args: string[], io: Io): number {
       if (b) pairedBase.add(b);
       const pair: TemplatePair = { path: display(h) };
       if (b && b !== h) pair.basePath = display(b);
-      const hr = runTemplate(head, h, values.model, headEvals);
+      const calls: HostCall[] = [];
+      const hr = runTemplate(head, h, values.model, headEvals, b === h ? calls : undefined);
       if (hr) pair.head = hr;
       if (b) {
-        const br = runTemplate(old, b, values.model, baseEvals);
+        // Most templates of a change read nothing it touched: their base is their working tree.
+        const same = b === h && hr !== undefined && answersAlike(base, calls) && sameEvals(baseEvals, headEvals, display(h));
+        const br = same ? hr : runTemplate(old, b, values.model, baseEvals);
         if (br) pair.base = br;
       }
       pairs.push(pair);

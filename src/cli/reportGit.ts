@@ -93,6 +93,7 @@ function within(roots: readonly string[], p: string): boolean {
  */
 export class GitTreeHost implements FileHost {
   private readonly files = new Map<string, Entry>();
+  private readonly dirs = new Set<string>();
   private readonly texts = new Map<string, string>();
   private readonly globs = new Map<string, string[]>();
   /** Files under a folder, by folder: a config's glob looks through its own folder's files only. */
@@ -111,8 +112,23 @@ export class GitTreeHost implements FileHost {
       if (tab < 0) continue;
       const [mode, type, object, size] = line.slice(0, tab).split(/ +/);
       if (type !== 'blob' || (mode !== '100644' && mode !== '100755')) continue;
-      this.files.set(`${top}/${line.slice(tab + 1)}`, { object, size: Number(size) });
+      const file = `${top}/${line.slice(tab + 1)}`;
+      this.files.set(file, { object, size: Number(size) });
+      for (let at = file.lastIndexOf('/'); at > top.length; at = file.lastIndexOf('/', at - 1)) {
+        const dir = file.slice(0, at);
+        if (this.dirs.has(dir)) break;
+        this.dirs.add(dir);
+      }
     }
+    this.dirs.add(top);
+  }
+
+  /**
+   * A commit's tree holds no links (they are not offered), so every file and folder it has is its
+   * own real path, as on a disk without links; what it lacks has none.
+   */
+  realPath(p: string): string | undefined {
+    return this.files.has(p) || this.dirs.has(p) ? p : undefined;
   }
 
   /** Every file of the commit (absolute paths). */

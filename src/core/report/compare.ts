@@ -324,8 +324,10 @@ export function buildReport(pairs: readonly TemplatePair[], meta: ReportMeta, ga
     const bs = requests.map((r) => (r.base ? pick(r.base) : undefined)).filter((x): x is number => x !== undefined);
     const hs = requests.map((r) => (r.head ? pick(r.head) : undefined)).filter((x): x is number => x !== undefined);
     if (!bs.length && !hs.length) return undefined;
-    const b = money ? roundUsd(sum(bs)) : sum(bs);
-    const h = money ? roundUsd(sum(hs)) : sum(hs);
+    // Dollars are summed in units of 1e-10 (the precision of roundUsd), so 600 requests add up exactly.
+    const total = (xs: number[]) => (money ? Math.round(xs.reduce((s, x) => s + Math.round(x * 1e10), 0)) / 1e10 : sum(xs));
+    const b = total(bs);
+    const h = total(hs);
     return d(bs.length ? b : null, hs.length ? h : null, money);
   };
   const errors = newErrorReasons(templates);
