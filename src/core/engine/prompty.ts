@@ -46,6 +46,12 @@ export interface PromptyOptions {
    * Without it a local image is reported, not inlined.
    */
   readFile?: (relativePath: string) => string | undefined;
+  /**
+   * `lenient` renders a template whose values are missing (the analysis of a file without sample
+   * data): an attribute of a missing value is missing too, instead of Jinja2's UndefinedError, and
+   * the result names the missing values. The runtime itself fails there; the default renders as it does.
+   */
+  missingValues?: 'runtime' | 'lenient';
   /** The application's environment, for load checks of `${env:…}` references (the analysis gives none). */
   env?: (name: string) => string | undefined;
 }
@@ -57,6 +63,8 @@ export interface PromptyResult extends EngineResult {
   notChat?: boolean;
   /** False when a placeholder stands for text the runtime would print differently. */
   exact: boolean;
+  /** Lenient mode: the names the template reads that have no value (printed as nothing). */
+  missing?: string[];
 }
 
 /** Largest `.prompty` source the engine reads. */
@@ -737,6 +745,7 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
   }
   const issues: EngineIssue[] = [];
   let exact = true;
+  let missing: string[] | undefined;
 
   // v2: strict mode's nonce and the rich inputs' markers
   const nonce = nonceOf(body);
@@ -779,10 +788,12 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
         }
         return u;
       });
+      if (options.missingValues === 'lenient') interp.lenient = true;
       const vars = new Map<string, PyValue>();
       const py = fromJs(renderInputs);
       if (py instanceof PyDict) for (const [k, v] of py.entries()) if (typeof k === 'string') vars.set(k, v);
       rendered = interp.render(main, vars);
+      if (interp.missing.size) missing = [...interp.missing].sort();
       for (const note of interp.notes) {
         exact = false;
         issues.push({ rule: 'unsupported-feature', message: noteMessage(note), span: note.unit === MAIN && template === body ? mapSpan(note.span) : bodySpan });
@@ -802,7 +813,7 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
 
   try {
     if (s.line === '0.1') {
-      const estimate = exact ? {} : { estimate: true as const };
+      const estimate = { ...(exact ? {} : { estimate: true as const }), ...(missing ? { missing } : {}) };
       if (s.notChat) return { rendered, messages: [{ role: 'user', parts: [{ type: 'text', text: rendered }] }], issues, line: s.line, notChat: true, exact, ...estimate };
       return { rendered, messages: parseChat01(rendered, options.readFile), issues, line: s.line, exact, ...estimate };
     }
@@ -814,7 +825,7 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
       return out;
     });
     const isExact = exact && !issues.some((i) => i.rule === 'unsupported-feature');
-    return { rendered, messages, issues, line: s.line, exact: isExact, ...(isExact ? {} : { estimate: true as const }) };
+    return { rendered, messages, issues, line: s.line, exact: isExact, ...(isExact ? {} : { estimate: true as const }), ...(missing ? { missing } : {}) };
   } catch (e) {
     if (e instanceof RuntimeFailure) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} fails on the rendered text: ${e.pyType}: ${e.message}`, bodySpan, rendered);
     if (e instanceof Unsupported) return failure(s.line, 'unsupported-feature', `Not rendered exactly as Prompty would: ${e.message}.`, bodySpan, rendered);

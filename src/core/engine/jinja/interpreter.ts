@@ -448,6 +448,15 @@ export interface RenderNote {
 export class Interpreter implements BuiltinEnv {
   /** Prints not reproduced exactly, in the order they were written. */
   readonly notes: RenderNote[] = [];
+  /**
+   * Lenient mode, for analysing a template without its values: an attribute or item of an
+   * undefined value is undefined too (Jinja2's ChainableUndefined) instead of an UndefinedError,
+   * and the names looked up but undefined are collected in `missing`.
+   */
+  lenient = false;
+  readonly missing = new Set<string>();
+  /** Loop variables bound to the keys of a mapping, and the mapping's name. */
+  private readonly mappingLoops = new Map<string, string>();
   private steps = 0;
   private writtenChars = 0;
   private depth = 0;
@@ -873,6 +882,11 @@ export class Interpreter implements BuiltinEnv {
   ): void {
     if (info.loopIdent) ctx.fn.vars.set(info.loopIdent, MISSING);
     const iterable = rec ? rec.iterable : this.eval(s.iter, ctx);
+    // Remembered to explain a print of the loop variable's methods (iterating a mapping yields its keys).
+    if (iterable instanceof PyDict && s.target.k === 'Name') {
+      const from = dotted(s.iter);
+      if (from) this.mappingLoops.set(s.target.name, from);
+    }
     let iterator = pyIterate(iterable);
     let lenSource: PyValue | null = iterable;
     if (s.test && info.test) {
@@ -987,14 +1001,29 @@ export class Interpreter implements BuiltinEnv {
    */
   private printed(n: Expr, ctx: Ctx): string {
     try {
-      const text = this.str(this.eval(n, ctx, undefined, true), n.span, ctx);
-      if (text.includes(' at 0xADDR>')) this.notes.push({ message: 'Python prints a memory address here (a bound method, generator or iterator object); it is shown as 0xADDR', span: n.span, unit: ctx.unit.name });
+      const v = this.eval(n, ctx, undefined, true);
+      if (this.lenient && v instanceof Undefined && !v.hasObj && typeof v.name === 'string') this.missing.add(v.name);
+      const text = this.str(v, n.span, ctx);
+      if (text.includes(' at 0xADDR>')) this.notes.push({ message: this.addressCause(n, v), span: n.span, unit: ctx.unit.name });
       return text;
     } catch (e) {
       if (!(e instanceof Unsupported)) throw e;
       this.notes.push({ message: e.message, span: n.span, unit: ctx.unit.name });
       return `[not reproduced: ${e.message}]`;
     }
+  }
+
+  /** Why a print holds a memory address, worded as the cause. */
+  private addressCause(n: Expr, v: PyValue): string {
+    if (n.k === 'Getattr' && v instanceof PyFunc) {
+      const owner = dotted(n.node);
+      if (owner) {
+        const loop = n.node.k === 'Name' ? this.mappingLoops.get(n.node.name) : undefined;
+        const why = loop ? `\`${loop}\` is a mapping, so iterating it yields its keys: \`${owner}\` is a key (a string), and ` : '';
+        return `${why}\`${owner}.${n.attr}\` is a method of the value, which Python prints with its memory address (shown as 0xADDR)`;
+      }
+    }
+    return 'Python prints a memory address here (a method, generator or iterator object); it is shown as 0xADDR';
   }
 
   private str(v: PyValue, span: Span, ctx: Ctx): string {
@@ -1212,6 +1241,7 @@ export class Interpreter implements BuiltinEnv {
   }
 
   getattr(obj: PyValue, name: string): PyValue {
+    if (this.lenient && obj instanceof Undefined && obj.kind === 'undefined') return this.chained(obj);
     const r = lookupAttr(this, obj, name);
     if (r !== MISSING) return name.startsWith('_') ? unsafeUndefined(obj, name) : r;
     const it = lookupItem(obj, name);
@@ -1219,7 +1249,14 @@ export class Interpreter implements BuiltinEnv {
     return new Undefined(undefined, obj, name, 'undefined', true);
   }
 
+  /** Lenient mode: the root name of an undefined chain is noted as missing, and the chain stays undefined. */
+  private chained(u: Undefined): Undefined {
+    if (!u.hasObj && typeof u.name === 'string') this.missing.add(u.name);
+    return u;
+  }
+
   getitem(obj: PyValue, key: PyValue): PyValue {
+    if (this.lenient && obj instanceof Undefined && obj.kind === 'undefined') return this.chained(obj);
     const it = lookupItem(obj, key);
     if (it !== MISSING) return it;
     if (isStr(key)) {
@@ -1259,4 +1296,14 @@ function located(e: unknown, span: Span | undefined, unit: string): unknown {
     } else if (!UNIT.has(e)) UNIT.set(e, unit);
   }
   return e;
+}
+
+/** `a`, `a.b.c` of an expression made of names and attributes, else undefined. */
+function dotted(e: Expr): string | undefined {
+  if (e.k === 'Name') return e.name;
+  if (e.k === 'Getattr') {
+    const base = dotted(e.node);
+    return base === undefined ? undefined : `${base}.${e.attr}`;
+  }
+  return undefined;
 }
