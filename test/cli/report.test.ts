@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import Ajv from 'ajv';
+import { parse } from 'yaml';
 import { ReportSchema, reportJsonSchema } from '../../src/core/report/schema';
 
 const ROOT = resolve(__dirname, '../..');
@@ -232,6 +233,24 @@ describe('ctxlens report: added, removed and renamed templates', () => {
   });
 });
 
+describe('ctxlens report: fixtures added and removed', () => {
+  it('a template whose own files did not change still loses the request of a deleted fixture and gains an untracked one', () => {
+    const dir = repo({ ...BASE_FILES, 'fixtures/f3.fixture.yaml': fixture(3) });
+    git(dir, 'rm', '-q', 'fixtures/f3.fixture.yaml');
+    commit(dir);
+    write(dir, { 'fixtures/f4.fixture.yaml': fixture(4) });
+    const j = reportJson(dir);
+    const t = j.templates[0];
+    expect(t.status).toBe('modified');
+    expect(t.requests.map((q: Json) => [q.fixture, q.status])).toEqual([
+      ['f1', 'unchanged'],
+      ['f2', 'unchanged'],
+      ['f3', 'removed'],
+      ['f4', 'added'],
+    ]);
+  });
+});
+
 describe('ctxlens report: gates', () => {
   /** A change that adds tokens to every request, and a template that gains an undefined slot. */
   function grown(): string {
@@ -310,6 +329,24 @@ describe('ctxlens report: gates', () => {
     expect(r.stderr).toContain('case retry no longer keeps its required evidence ev_2');
     // Without the gate the same report exits 0.
     expect(ctxlens(['report', '--base', 'HEAD~1'], dir).code).toBe(0);
+  });
+});
+
+describe('ctxlens report: the pre-commit hook', () => {
+  it('ctxlens-report runs its entry without file names and prints the text report against HEAD', () => {
+    const hooks = parse(readFileSync(resolve(ROOT, '.pre-commit-hooks.yaml'), 'utf8')) as Array<{ id: string; entry: string; pass_filenames?: boolean; files: string }>;
+    const hook = hooks.find((h) => h.id === 'ctxlens-report')!;
+    expect(hook.pass_filenames).toBe(false);
+    expect(new RegExp(hook.files).test('fixtures/f1.fixture.yaml')).toBe(true);
+    const [bin, ...args] = hook.entry.split(' ');
+    expect(bin).toBe('ctxlens');
+    const dir = repo(BASE_FILES);
+    write(dir, { 'a.context.yaml': config(60) });
+    git(dir, 'add', 'a.context.yaml');
+    const r = ctxlens(args, dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^ctxlens report: HEAD \([0-9a-f]{7}\) -> working tree\n2 of 2 request\(s\) changed/);
+    expect(r.stdout).toContain('ev_2 dropped (base: kept #');
   });
 });
 
