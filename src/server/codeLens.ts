@@ -38,8 +38,13 @@ function lens(range: CodeLens['range'], title: string, command: string, args: un
 }
 
 /** "evidence · 2,940 / 3,000 tok · 4 of 7 items · untrusted" */
+/** Counts are exact when the tokenizer is the model's and no placeholder (a helper registered in code) stands in the request. */
+function countsExact(a: TemplateAnalysis): boolean {
+  return a.tokenizer.exact && a.assembly?.trace.exact !== false;
+}
+
 export function slotTitle(s: SlotSummary, a: TemplateAnalysis): string {
-  const exact = a.tokenizer.exact;
+  const exact = countsExact(a);
   const parts = [s.name];
   const declared = !a.config?.doc.config || s.name in (a.config.doc.config.slots ?? {});
   if (a.fixture) {
@@ -63,7 +68,7 @@ export function requestTitle(a: TemplateAnalysis): string {
   const t = requestTotals(a);
   if (!t) return `request · no context config · ${tokenizer}`;
   const zero = a.config ? '' : ' · no context config';
-  return `${requestEquation(t, a.tokenizer.exact)} · ${fixture}${zero} · ${tokenizer}${costSuffix(a)}`;
+  return `${requestEquation(t, countsExact(a))} · ${fixture}${zero} · ${tokenizer}${costSuffix(a)}`;
 }
 
 export function templateLenses(a: TemplateAnalysis, view: EntryView, ctx: LensContext): CodeLens[] {

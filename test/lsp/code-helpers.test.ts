@@ -29,6 +29,9 @@ beforeAll(async () => {
   ws = mkdtempSync(path.join(tmpdir(), 'ctxlens-lsp-helpers-'));
   mkdirSync(path.join(ws, 'with-config'));
   mkdirSync(path.join(ws, 'zero'));
+  mkdirSync(path.join(ws, 'block'));
+  writeFileSync(path.join(ws, 'block', 'notes.prompt'), '---\nmodel: gpt-4o\n---\n{{role "system"}}\nDated {{formatDate today}}.\n{{role "user"}}\n<q>{{shout question}}</q>\n');
+  writeFileSync(path.join(ws, 'block', 'notes.context.yaml'), `${CONFIG}helpers:\n  - formatDate   # registered in src/genkit.ts\npartials: []\n`);
   writeFileSync(path.join(ws, 'with-config', 'support.prompt'), TEMPLATE);
   writeFileSync(path.join(ws, 'with-config', 'support.context.yaml'), CONFIG);
   writeFileSync(path.join(ws, 'zero', 'ask.prompt'), '---\nmodel: gpt-4o\n---\nAnswer {{shout question}} in {{#tone}}a {{.}} tone{{/tone}}.\n');
@@ -83,6 +86,20 @@ describe('an undeclared helper', () => {
     const changes = fix!.edit!.documentChanges as Array<{ kind?: string; uri?: string; textDocument?: { uri: string }; edits?: Array<{ newText: string }> }>;
     expect(changes[0]).toMatchObject({ kind: 'create', uri: uriOf(path.join(ws, 'zero', 'ask.context.yaml')) });
     expect(changes[1].edits![0].newText).toMatch(/\nhelpers: \[shout\]\n$/);
+  });
+
+  it('joins a block list the config already has, after its last item', async () => {
+    const template = path.join(ws, 'block', 'notes.prompt');
+    const config = path.join(ws, 'block', 'notes.context.yaml');
+    const uri = await client.open(template);
+    const pub = await client.session.nextDiagnostics(uri, 0, (p) => codes(p).includes('unknown-helper'));
+    // formatDate is declared: an info; shout is not: the one warning.
+    expect(pub.diagnostics.filter((d) => d.code === 'unknown-helper').map((d) => d.message.slice(0, 7))).toEqual(["'shout'"]);
+    expect(codes(pub)).toContain('code-registered');
+    const d = pub.diagnostics.find((x) => x.code === 'unknown-helper')!;
+    const fix = (await actions(uri, d)).find((a) => a.title.includes("Declare 'shout'"))!;
+    const before = readFileSync(config, 'utf8');
+    expect(applyEdits(before, editsFor(fix as never, uriOf(config)))).toBe(before.replace('  - formatDate   # registered in src/genkit.ts\n', '  - formatDate   # registered in src/genkit.ts\n  - shout\n'));
   });
 
   it('the contextLens.dotprompt.helpers setting declares it for every template', async () => {
