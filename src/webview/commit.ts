@@ -2,7 +2,7 @@
  * When a control's new value becomes a request to the host. Every commit costs a re-assembly, so a
  * value is committed when the user means it, not at every step on the way: a choice made with
  * the pointer (an option picked from an open list, a slider released) at once; keyboard steps
- * (arrow keys, Home, End, Page Up/Down on a slider or a closed picker) once the keys stop for
+ * (arrow keys, Home, End, Page Up/Down, a typed letter on a slider or a closed picker) once the keys stop for
  * `KEY_COMMIT_MS`, at Enter, or when focus leaves the control.
  */
 
@@ -25,8 +25,10 @@ export function commitOnIntent(control: HTMLElement, commit: () => void): void {
     commit();
   };
   control.addEventListener('keydown', (e) => {
-    // Alt+Arrow opens a picker's list; the choice made there arrives as a change of its own.
-    if (STEP_KEYS.has(e.key) && !e.altKey) stepping = true;
+    // Alt+Arrow opens a picker's list, and Space too; the choice made there arrives as a change
+    // of its own. Typing a letter jumps a closed picker to an option, a step like an arrow key.
+    const typed = e.key.length === 1 && e.key !== ' ';
+    if ((STEP_KEYS.has(e.key) || typed) && !e.altKey && !e.ctrlKey && !e.metaKey) stepping = true;
     else if (e.key === 'Enter') flush();
   });
   control.addEventListener('change', () => {
