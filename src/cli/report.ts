@@ -293,8 +293,14 @@ export function reportCmd(args: string[], io: Io): number {
 
     const report = buildReport(pairs, { baseRef: values.base, baseCommit: commit, headCommit: headCommit(top) }, gates);
     const text = format === 'json' ? JSON.stringify(report, null, 2) + '\n' : format === 'markdown' ? reportMarkdown(report) : reportText(report);
-    if (values.out) fs.writeFileSync(abs(io, values.out), text);
-    else io.out(text);
+    if (values.out) {
+      try {
+        fs.writeFileSync(abs(io, values.out), text);
+      } catch (e) {
+        io.err(`ctxlens: cannot write '${values.out}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+        return 2;
+      }
+    } else io.out(text);
     for (const g of report.gates) {
       if (g.passed) continue;
       io.err(`ctxlens: gate ${g.gate}${g.limit ? ` ${g.limit}` : ''} failed:\n${g.reasons.map((r) => `  ${r}\n`).join('')}`);

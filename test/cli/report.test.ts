@@ -251,6 +251,29 @@ describe('ctxlens report: fixtures added and removed', () => {
   });
 });
 
+describe('ctxlens report: a large change', () => {
+  it('keeps the Markdown under the comment limit: 40 sections, then a count of the rest', () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 45; i++) {
+      files[`p${i}/a.prompt`] = TEMPLATE;
+      files[`p${i}/a.context.yaml`] = config(3000);
+      files[`p${i}/fixtures/f.fixture.yaml`] = fixture(i);
+    }
+    const dir = repo(files);
+    for (let i = 0; i < 45; i++) write(dir, { [`p${i}/a.prompt`]: TEMPLATE.replace('only.', 'only, always.') });
+    const r = ctxlens(['report', '--base', 'HEAD', '--format', 'markdown', '--out', 'report.md'], dir);
+    expect(r.code, r.stderr).toBe(0);
+    const md = readFileSync(join(dir, 'report.md'), 'utf8');
+    expect(md.length).toBeLessThan(65_536);
+    expect(md).toContain('| 45 of 45 |');
+    expect(md.match(/<details><summary><code>p\d+\/a\.prompt<\/code> × /g)).toHaveLength(40);
+    expect(md).toContain('And 5 more changed request(s): run `ctxlens report --base HEAD` for all of them.');
+    const bad = ctxlens(['report', '--base', 'HEAD', '--out', 'no/such/folder/report.md'], dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("cannot write 'no/such/folder/report.md': ENOENT");
+  });
+});
+
 describe('ctxlens report: gates', () => {
   /** A change that adds tokens to every request, and a template that gains an undefined slot. */
   function grown(): string {
