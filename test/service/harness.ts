@@ -28,8 +28,8 @@ export interface RunningService {
   stop(): Promise<number | null>;
 }
 
-export function startService(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<RunningService> {
-  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { cwd: opts.cwd ?? REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startService(args: string[], opts: { cwd?: string; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RunningService> {
+  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { cwd: opts.cwd ?? REPO, stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
   const stdout: string[] = [];
   const stderr: string[] = [];
   let exited: number | null | undefined;
