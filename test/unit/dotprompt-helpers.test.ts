@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { Dotprompt } from 'dotprompt';
 import { placeholderText, renderDotprompt } from '../../src/core/engine/dotprompt';
 import type { EngineMessage } from '../../src/core/engine/types';
+import { parseConfig } from '../../src/core/config/parse';
 
 interface Case {
   name: string;
@@ -129,5 +130,20 @@ describe('helpers nobody declared', () => {
     const r = renderDotprompt('{{json x}}', { input: { x: [1] } }, { codeHelpers: ['json'], lenient: true });
     expect(r.messages[0].parts).toEqual([{ type: 'text', text: '[1]' }]);
     expect(r.estimate).toBeUndefined();
+  });
+});
+
+describe('declarations in the context config', () => {
+  it('parse into the config, and mistakes in them are located config-invalid findings that name the keys', () => {
+    const ok = parseConfig('/w/a.context.yaml', 'helpers:\n  - formatDate\n  - { name: currency, description: cents }\npartials: [signature, { name: policy, file: partials/policy.hbs }]\n');
+    expect(ok.findings).toEqual([]);
+    expect(ok.config?.helpers).toEqual(['formatDate', { name: 'currency', description: 'cents' }]);
+    expect(ok.config?.partials).toEqual(['signature', { name: 'policy', file: 'partials/policy.hbs' }]);
+    const text = 'helpers: ["a b", { name: ok, file: x }]\n';
+    const bad = parseConfig('/w/b.context.yaml', text);
+    expect(bad.findings.map((f) => [f.rule, text.slice(f.span.start, f.span.end), f.message])).toEqual([
+      ['config-invalid', '"a b"', "helpers[0]: a helper name is one word, such as formatDate; got 'a b'."],
+      ['config-invalid', 'file', "Unknown key 'file' in helpers[1]; expected one of name, description"],
+    ]);
   });
 });

@@ -103,7 +103,17 @@ function schemaAt(path: ReadonlyArray<PropertyKey>): ZodType | undefined {
 function knownKeys(path: ReadonlyArray<PropertyKey>): string[] {
   const s = schemaAt(path);
   const d = s ? defOf(s) : undefined;
-  return d?.type === 'object' && d.shape ? Object.keys(d.shape) : [];
+  if (d?.type === 'object' && d.shape) return Object.keys(d.shape);
+  // A union of a name and an object (`tools.allow`, `helpers`, `partials`): the object's keys.
+  if (d?.type === 'union' && d.options) {
+    const keys = new Set<string>();
+    for (const o of d.options) {
+      const od = defOf(unwrap(o));
+      if (od.type === 'object' && od.shape) for (const k of Object.keys(od.shape)) keys.add(k);
+    }
+    return [...keys];
+  }
+  return [];
 }
 
 // ---------------------------------------------------------------------------
