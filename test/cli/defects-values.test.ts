@@ -102,6 +102,12 @@ describe("promptflow's bare sample: sample.json", () => {
     expect(flow[0].message).toContain("promptflow's Prompty loader");
     expect(findings.some((f) => f.rule === 'file-reference' || f.rule === 'fixture-invalid')).toBe(false);
   });
+
+  it('renders with the sample file\'s values', () => {
+    const r = ctxlens(dir, ['assemble', 'flow.prompty', '--format', 'json']);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as Json).messages).toEqual([{ role: 'system', content: 'Hello Jane.' }]);
+  });
 });
 
 describe('helpers and partials registered in code', () => {
