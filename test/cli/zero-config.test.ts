@@ -1,8 +1,9 @@
 /**
  * Templates with only their own sample data and no context config (examples/zero-config/), through
  * the built CLI: `ctxlens assemble --format json` prints the messages the format's runtime would send
- * for the sample — checked against Prompty's runtime (Python jinja2 + Prompty's chat parser,
- * test/oracle/prompty_oracle.py) and against npm `dotprompt` — and `ctxlens init` writes a config
+ * for the sample — checked against the Prompty engine as it renders the file's runtime line (itself
+ * checked against the real runtimes' golden renderings, test/oracle/prompty-golden) and against npm
+ * `dotprompt` — and `ctxlens init` writes a config
  * that `ctxlens check` accepts apart from `trust-missing`.
  */
 import { spawnSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { Dotprompt } from 'dotprompt';
+import { promptyRuntimeInputs, renderPrompty } from '../../src/core/engine/prompty';
 
 const ROOT = resolve(__dirname, '../..');
 const CLI = join(ROOT, 'dist/cli.js');
@@ -29,23 +31,12 @@ beforeAll(() => {
   }
 });
 
-/** Prompty's loader: front matter values normalised (strings stripped), `${file:x.json}` read as JSON. */
-function promptySample(file: string): Record<string, unknown> {
-  const text = readFileSync(file, 'utf8');
-  const fm = parseYaml(/^---\n([\s\S]*?)\n---\n/.exec(text)![1]) as Record<string, unknown>;
-  const strip = (v: unknown): unknown => (typeof v === 'string' ? v.trim() : Array.isArray(v) ? v.map(strip) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, strip(x)])) : v);
-  const sample = fm.sample;
-  if (typeof sample === 'string') {
-    const m = /^\$\{file:(.+)\}$/.exec(sample.trim())!;
-    return JSON.parse(readFileSync(join(DIR, m[1]), 'utf8'));
-  }
-  return strip(sample) as Record<string, unknown>;
-}
-
-function pythonPrompty(source: string, data: Record<string, unknown>) {
-  const r = spawnSync('python3', [join(ROOT, 'test/oracle/prompty_oracle.py')], { input: JSON.stringify([{ source, data, templates: {} }]), encoding: 'utf8', timeout: 60_000 });
-  if (r.status !== 0) throw new Error(`the Prompty oracle failed (python3 with jinja2 is installed by npm test's prereqs): ${r.stderr}`);
-  return JSON.parse(r.stdout).results[0] as { ok: boolean; messages: Array<{ role: string; content: string | Array<{ type: string; text?: string }> }> };
+/** The file rendered as its Prompty runtime line renders it, with the sample as that runtime loads it. */
+function runtimePrompty(file: string) {
+  const source = readFileSync(file, 'utf8');
+  const readFile = (rel: string) => (existsSync(join(DIR, rel)) ? readFileSync(join(DIR, rel), 'utf8') : undefined);
+  const r = renderPrompty(source, promptyRuntimeInputs(source, undefined, readFile), { readFile });
+  return { ok: r.issues.every((i) => i.rule !== 'template-invalid'), messages: r.messages.map((m) => ({ role: m.role, content: m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('') })) };
 }
 
 describe('zero-config: ctxlens assemble sends what the runtime sends for the sample', () => {
@@ -55,7 +46,7 @@ describe('zero-config: ctxlens assemble sends what the runtime sends for the sam
       const r = ctxlens(['assemble', `examples/zero-config/${name}`, '--format', 'json']);
       expect(r.code).toBe(0);
       const ours = JSON.parse(r.stdout) as { messages: Array<{ role: string; content: string }>; trace: { fixture?: { path: string }; config?: unknown } };
-      const oracle = pythonPrompty(readFileSync(file, 'utf8'), promptySample(file));
+      const oracle = runtimePrompty(file);
       expect(oracle.ok).toBe(true);
       // Prompty's roles are system/user/assistant here; contents are compared character for character.
       expect(ours.messages).toEqual(oracle.messages.map((m) => ({ role: m.role, content: m.content })));

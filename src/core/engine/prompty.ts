@@ -886,7 +886,9 @@ function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: Pro
       const promptflowSample = typeof fm.sample === 'string' && !fm.sample.trim().startsWith('${') && /\.(?:json|ya?ml)$/i.test(fm.sample.trim());
       if ('sample' in fm && !promptflowSample) {
         const sample = normalize01(fm.sample, { readFile, env, dir: '', depth: 0, strict: true });
-        if (!isRecord(sample)) return `AttributeError: '${sample === null || sample === undefined ? 'NoneType' : Array.isArray(sample) ? 'list' : typeof sample === 'string' ? 'str' : typeof sample} object' has no attribute 'items'`;
+        // A reference the engine was given no reader for is the caller's to resolve.
+        const unresolved = typeof sample === 'string' && sample.startsWith('${') && (!readFile || !env);
+        if (!isRecord(sample) && !unresolved) return `AttributeError: '${sample === null || sample === undefined ? 'NoneType' : Array.isArray(sample) ? 'list' : typeof sample === 'string' ? 'str' : typeof sample} object' has no attribute 'items'`;
       }
       return undefined;
     }
