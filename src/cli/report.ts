@@ -57,13 +57,15 @@ function templatesUnder(host: FileHost, targets: readonly string[], isDir: (p: s
 function located(side: Side, findings: readonly Finding[]): ReportFinding[] {
   const lines = new Map<string, LineIndex | undefined>();
   return findings.map((f) => {
-    let li = lines.get(f.path);
-    if (!lines.has(f.path)) {
-      const text = side.host.readFile(f.path);
+    // A finding on a template's sample data is located in the template, whose front matter holds it.
+    const file = f.path.replace(/#sample$/, '');
+    let li = lines.get(file);
+    if (!lines.has(file)) {
+      const text = side.host.readFile(file);
       li = text === undefined ? undefined : new LineIndex(text);
-      lines.set(f.path, li);
+      lines.set(file, li);
     }
-    const out: ReportFinding = { path: side.display(f.path.replace(/#sample$/, '')), rule: f.rule, severity: f.severity, message: f.message };
+    const out: ReportFinding = { path: side.display(file), rule: f.rule, severity: f.severity, message: f.message };
     if (li) out.line = li.positionAt(f.span.start).line + 1;
     return out;
   });
