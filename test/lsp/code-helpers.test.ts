@@ -94,7 +94,7 @@ describe('an undeclared helper', () => {
     const uri = await client.open(template);
     const pub = await client.session.nextDiagnostics(uri, 0, (p) => codes(p).includes('unknown-helper'));
     // formatDate is declared: an info; shout is not: the one warning.
-    expect(pub.diagnostics.filter((d) => d.code === 'unknown-helper').map((d) => d.message.slice(0, 7))).toEqual(["'shout'"]);
+    expect(pub.diagnostics.filter((d) => d.code === 'unknown-helper').map((d) => String(d.message).slice(0, 7))).toEqual(["'shout'"]);
     expect(codes(pub)).toContain('code-registered');
     const d = pub.diagnostics.find((x) => x.code === 'unknown-helper')!;
     const fix = (await actions(uri, d)).find((a) => a.title.includes("Declare 'shout'"))!;
