@@ -165,7 +165,7 @@ function runTemplate(side: Side, file: string, model: string | undefined, evals:
 }
 
 /** Eval files under the targets on one side, run, keyed to the display path of their template. */
-function runEvals(side: Side, targets: readonly string[], isDir: (p: string) => boolean, model: string | undefined): Array<EvalRun & { template: string }> {
+function runEvals(side: Side, targets: readonly string[], isDir: (p: string) => boolean, model: string | undefined, warn: (s: string) => void): Array<EvalRun & { template: string }> {
   const files = new Set<string>();
   for (const t of targets) {
     if (isDir(t)) for (const p of side.host.glob(t, '**/*.eval.{yaml,yml}')) files.add(p);
@@ -173,8 +173,12 @@ function runEvals(side: Side, targets: readonly string[], isDir: (p: string) => 
   }
   const out: Array<EvalRun & { template: string }> = [];
   for (const f of [...files].sort()) {
-    const { result } = runEvalFile(side.host, f, { model });
-    if (!result || result.error) continue;
+    const { result, doc } = runEvalFile(side.host, f, { model });
+    if (!result || result.error) {
+      // `ctxlens eval` says what is wrong with the file; the report only says it is left out.
+      warn(`${side.display(f)}: ${result?.error ?? doc.problems[0]?.message ?? 'cannot be run'}; left out of the report`);
+      continue;
+    }
     out.push({
       file: side.display(f),
       template: side.display(result.template),
@@ -263,8 +267,9 @@ export function reportCmd(args: string[], io: Io): number {
     const baseTemplates = templatesUnder(base, targets, (p) => !classifyFile(p) && baseDir(p));
     const headSet = new Set(headTemplates);
     const baseSet = new Set(baseTemplates);
-    const headEvals = runEvals(head, targets, diskDir, values.model);
-    const baseEvals = runEvals(old, targets, (p) => !isEvalFile(p) && baseDir(p), values.model);
+    const warn = (where: string) => (s: string) => io.err(`ctxlens: ${where} eval ${s}\n`);
+    const headEvals = runEvals(head, targets, diskDir, values.model, warn('working tree:'));
+    const baseEvals = runEvals(old, targets, (p) => !isEvalFile(p) && baseDir(p), values.model, warn(`${values.base}:`));
 
     const pairs: TemplatePair[] = [];
     const pairedBase = new Set<string>();
