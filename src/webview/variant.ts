@@ -248,7 +248,7 @@ export function whatIfBanner(s: PreviewSnapshot, ctx: RenderContext, w: Widgets)
   const canApply = wi.apply.ok && wi.error === undefined;
   const target = wi.apply.ok ? basename(wi.apply.path) : undefined;
   const body: Child[] = [
-    el('div', { class: 'what-if-head' }, w.badge('what-if', 'warn', 'Budgets changed in this panel only'), el('strong', null, ' What-if budgets'), el('span', { class: 'muted' }, ' — not written to the config; Apply to config and Reset are under the budget bar')),
+    el('div', { class: 'what-if-head' }, w.badge('what-if', 'warn', 'Budgets changed in this panel only'), el('strong', null, ' What-if budgets'), el('span', { class: 'muted' }, ctx.ui.open.budget === false ? ' — not written to the config' : ' — not written to the config; Apply to config and Reset are under the budget bar')),
     changed,
   ];
   if (wi.error !== undefined) body.push(el('p', { class: 'over-text what-if-error' }, `Not applied: ${wi.error}`));
@@ -258,6 +258,8 @@ export function whatIfBanner(s: PreviewSnapshot, ctx: RenderContext, w: Widgets)
     if (items) body.push(items);
     else body.push(el('p', { class: 'muted' }, 'The same items are kept as with the budgets as written.'));
   }
+  // With the budget section collapsed, its editors are gone: the buttons come into the banner.
+  if (ctx.ui.open.budget === false) body.push(whatIfActions(s, ctx));
   if (!wi.apply.ok) body.push(el('p', { class: 'muted' }, wi.apply.reason));
   else if (canApply) body.push(el('p', { class: 'muted' }, `Apply to config writes ${Object.keys(wi.budgets).length === 1 ? 'this budget' : 'these budgets'} into ${visibleString(target ?? '')}; nothing else in the file changes.`));
   return el('section', { class: 'what-if-banner', attrs: { 'aria-label': 'What-if budgets', 'data-what-if': 'true' } }, ...body);

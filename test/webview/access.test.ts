@@ -133,6 +133,12 @@ describe('keyboard: focus', () => {
     expect((await posted(panel)).at(-1)).toEqual({ type: 'applyWhatIf' });
     await panel.post(state('sdk-qa', 4));
     expect(await focusedKey(panel)).toBe('budget-evidence');
+
+    // With the budget section collapsed, the buttons are in the what-if banner instead.
+    await panel.post(state('what-if', 5));
+    await panel.page.getByRole('button', { name: 'Budget', exact: true }).click();
+    expect(await panel.page.locator('.what-if-banner [data-key="reset-what-if"]').count()).toBe(1);
+    expect(await panel.page.locator('[data-key="reset-what-if"]').count()).toBe(1);
   });
 
   it('"Show it" moves focus to the first difference and scrolls it clear of the sticky headings', async () => {
