@@ -3,7 +3,7 @@
  * built language server over LSP on a fresh copy of examples/): axe-core's WCAG 2.1 A/AA rules
  * over every state (each example, zero-config, compare by fixture, model and budget, what-if,
  * what-if overflow, assembly failed, a 1 MB request, a 30,000-character word, empty, error) in the dark, light and
- * high-contrast themes must find nothing. A new violation fails the test with its rule and nodes.
+ * high-contrast themes, in the one-column and the two-column layout, must find nothing. A new violation fails the test with its rule and nodes.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -23,7 +23,16 @@ const THEME_NAMES: ThemeName[] = ['dark', 'light', 'hc'];
 let browser: Browser;
 let server: HostServer;
 let states: PanelState[];
-const panels = new Map<ThemeName, Panel>();
+const panels = new Map<string, Panel>();
+
+/**
+ * The one-column layout, tall enough that every section is on screen, and the two-column layout
+ * of a wide panel (sticky toolbar, columns that scroll on their own).
+ */
+const LAYOUTS = [
+  { name: 'one column', viewport: { width: 900, height: 2400 } },
+  { name: 'two columns', viewport: { width: 1280, height: 1000 } },
+] as const;
 
 beforeAll(async () => {
   await ensureWebviewBundle();
@@ -36,13 +45,13 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** One page per theme; the states are posted to it in order, as a panel receives them. */
-async function panelFor(theme: ThemeName): Promise<Panel> {
-  let p = panels.get(theme);
+/** One page per theme and layout; the states are posted to it in order, as a panel receives them. */
+async function panelFor(theme: ThemeName, layout: (typeof LAYOUTS)[number]): Promise<Panel> {
+  const key = `${theme} ${layout.name}`;
+  let p = panels.get(key);
   if (!p) {
-    // Narrow enough for the one-column layout, tall enough that every section is on screen.
-    p = await openPanel(browser, server, { theme, viewport: { width: 900, height: 2400 } });
-    panels.set(theme, p);
+    p = await openPanel(browser, server, { theme, viewport: layout.viewport });
+    panels.set(key, p);
   }
   return p;
 }
@@ -71,9 +80,9 @@ describe('axe-core WCAG 2.1 A/AA over the real states', () => {
     ]);
   });
 
-  for (const theme of THEME_NAMES) {
-    it(`finds no violation in any state, ${theme} theme`, async () => {
-      const panel = await panelFor(theme);
+  for (const theme of THEME_NAMES) for (const layout of LAYOUTS) {
+    it(`finds no violation in any state, ${theme} theme, ${layout.name}`, async () => {
+      const panel = await panelFor(theme, layout);
       const found: string[] = [];
       for (const s of states) {
         await panel.post(s.message);
