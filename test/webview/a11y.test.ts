@@ -2,8 +2,9 @@
  * Accessibility of the preview panel, with the server's real snapshots (test/webview/real.ts: the
  * built language server over LSP on a fresh copy of examples/): axe-core's WCAG 2.1 A/AA rules
  * over every state (each example, zero-config, compare by fixture, model and budget, what-if,
- * what-if overflow, assembly failed, a 1 MB request, a 30,000-character word, empty, error) in the dark, light and
- * high-contrast themes, in the one-column and the two-column layout, must find nothing. A new violation fails the test with its rule and nodes.
+ * what-if overflow, assembly failed, a 1 MB request, a 30,000-character word, empty, error), in
+ * the dark, light and high-contrast themes and in the one-column and two-column layouts, must find
+ * nothing. A new violation fails the test with its rule and nodes.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
