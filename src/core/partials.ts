@@ -135,3 +135,22 @@ export function readPartials(host: FileHost, template: TemplateDoc, registry: Co
   }
   return { sources, findings, dependencies };
 }
+
+/**
+ * The template without the uses that are calls of a declared helper (`{{today}}` with `today`
+ * registered in code is a helper call in dotprompt, not a variable): what the slot rules read.
+ * Only a bare `{{name}}` is such a call; a name inside a block or as an argument stays a value.
+ */
+export function withoutHelperCalls(template: TemplateDoc, registry: CodeRegistry): TemplateDoc {
+  if (template.format !== 'prompt' || !registry.helpers.length) return template;
+  const text = template.text;
+  const bare = (span: Span): boolean => {
+    let a = span.start;
+    while (a > 0 && /[\s~{]/.test(text[a - 1]) && !(text[a - 1] === '{' && text[a - 2] === '{')) a--;
+    let b = span.end;
+    while (b < text.length && /[\s~]/.test(text[b])) b++;
+    return text.slice(a - 2, a) === '{{' && text.slice(b, b + 2) === '}}';
+  };
+  const uses = template.uses.filter((u) => !(u.form === 'var' && registry.helpers.includes(u.slot) && bare(u.span)));
+  return uses.length === template.uses.length ? template : { ...template, uses };
+}

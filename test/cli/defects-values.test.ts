@@ -142,6 +142,20 @@ describe('helpers and partials registered in code', () => {
     expect(out.trace.exact).toBe(false);
   });
 
+  it('a declared helper called without arguments is a helper call, not a slot', () => {
+    const dir = workspace('helper-bare', {
+      't.prompt': '---\nmodel: gpt-4o\n---\nToday is {{today}}. {{#if today}}(a value named today){{/if}}\n<q>{{q}}</q>\n',
+      't.context.yaml': 'model: gpt-4o\noutput: 100\nhelpers: [today]\nslots:\n  q: { kind: user, trust: untrusted }\nfixtures: [f.fixture.yaml]\n',
+      'f.fixture.yaml': 'template: t.prompt\nslots:\n  q: hi\n',
+    });
+    const check = ctxlens(dir, ['check', 't.prompt']);
+    // `{{#if today}}` reads a value named today (an argument is never a helper call): that one is a slot use.
+    expect(check.stdout.match(/slot-undefined/g)).toHaveLength(1);
+    expect(check.stdout).toMatch(/t\.prompt:4:27 error slot-undefined Slot 'today'/);
+    const out = JSON.parse(ctxlens(dir, ['assemble', 't.prompt', '--format', 'json']).stdout) as Json;
+    expect(out.messages[0].content).toBe('Today is ⟦today⟧. \n<q>hi</q>');
+  });
+
   it('a declared partial with a file is read from it and rendered exactly', () => {
     const dir = workspace('partial-file', {
       'support.prompt': template.replace('{{shout question}}', '{{question}}'),

@@ -26,7 +26,7 @@ import { budgetFor } from '../budget/remainder';
 import { configRules, templateRules } from '../rules/templateRules';
 import { configMissing, configReference, configUnresolved, tokenizerEstimate, unknownModel, unknownTokenizer, unresolvedModel } from '../rules/projectRules';
 import { requestSettings, runtimeDefaults, sampleFixture } from '../sample';
-import { codeRegistry, codeRenderOptions, readPartials } from '../partials';
+import { codeRegistry, codeRenderOptions, readPartials, withoutHelperCalls } from '../partials';
 import { withCost } from '../cost';
 import { cachePrefixFindings } from '../prefix';
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';
@@ -234,7 +234,7 @@ export function bindTemplate(host: FileHost, template: TemplateDoc, options: Bin
   out.budget = budgetFor(effective, model.info, { name: tokenizer.name, exact });
   if (cfgDoc) {
     append(findings, budgetFindings(out.budget, cfgDoc, model.info));
-    append(findings, templateRules({ template, config: effective, configDoc: cfgDoc, inline: binding.config!.inline }));
+    append(findings, templateRules({ template: withoutHelperCalls(template, registry), config: effective, configDoc: cfgDoc, inline: binding.config!.inline }));
     append(findings, cachePrefixFindings(template, effective, cfgDoc));
   }
   append(findings, sample.findings);
