@@ -120,7 +120,7 @@ function exec(cmd: string, args: string[], options: { cwd?: string; env: NodeJS.
 }
 
 /** Runs the step as a runner would (bash -e -o pipefail on the script), with the step's env filled in. */
-async function runStep(workspace: string, api: string, inputs: { base: string; args?: string; comment?: string }) {
+async function runStep(workspace: string, api: string, inputs: { base: string; args?: string; comment?: string; token?: string }) {
   const step = reportStep();
   const runner = mkdtempSync(join(tmpdir(), 'ctxlens-runner-'));
   const files = { output: join(runner, 'output'), summary: join(runner, 'summary.md') };
@@ -134,7 +134,7 @@ async function runStep(workspace: string, api: string, inputs: { base: string; a
     CTXLENS_COMMENT: inputs.comment ?? 'true',
     CTXLENS_PR: '7',
     CTXLENS_ACTION_PATH: ROOT,
-    GITHUB_TOKEN: TOKEN,
+    GITHUB_TOKEN: inputs.token ?? TOKEN,
   };
   // Every variable the step declares is given a value here, so the test follows the step's env.
   expect(Object.keys(step.env).sort()).toEqual(Object.keys(values).sort());
@@ -200,6 +200,14 @@ describe('action.yml report step', () => {
     expect(api.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
     expect(api.requests.filter((r) => r.method === 'PATCH')).toHaveLength(1);
     expect(api.requests.every((r) => r.auth === `Bearer ${TOKEN}`)).toBe(true);
+
+    // A token the API refuses (a fork's read-only token) leaves the report in the summary and warns.
+    const refused = await runStep(dir, api.url, { base, token: 'read-only-token' });
+    expect(refused.code).toBe(0);
+    expect(refused.stdout).toContain('::warning::the report comment could not be posted');
+    expect(refused.summary).toContain('ctxlens-report');
+    expect(refused.stdout + refused.stderr).not.toContain('read-only-token');
+    expect(api.comments.map((c) => c.id)).toEqual([1, 100]);
 
     // comment: false writes the summary only.
     const before = api.requests.length;
