@@ -20,6 +20,7 @@
 import type { Omission, WorkItem } from './item';
 import { NONE, fingerprintOf } from './item';
 import { normalizeForDedup } from './normalize';
+import { contentScan } from './contentCache';
 
 export { normalizeForDedup } from './normalize';
 
@@ -140,7 +141,8 @@ export function nearDedup(items: readonly WorkItem[], threshold: number, size = 
     const version = item.version ?? '\u0000none';
     let postings = index.get(version);
     if (!postings) index.set(version, (postings = new Map()));
-    const set = shingles(item.text, size);
+    // Shared with other items and requests through the content cache: never changed here.
+    const set = contentScan(item.text, `shingles:${size}`, (t) => shingles(t, size));
     // Shared shingles per kept item, from the index; boilerplate shingles (long postings) are
     // skipped and only bound the count from above.
     const counts = new Map<number, number>();

@@ -11,6 +11,7 @@ import { finding } from '../rules/registry';
 import { formatTokens as fmt } from '../budget';
 import { findBreakouts } from './escape';
 import { placementOf } from './order';
+import { contentScan, dataVersion } from './contentCache';
 
 export interface FindingContext {
   template: TemplateDoc;
@@ -92,6 +93,8 @@ function anyOf(list: readonly RegExp[]): RegExp {
 }
 const ANY_OVERRIDE = anyOf(OVERRIDE_PATTERNS);
 const ANY_INJECTION = anyOf(INJECTION_PATTERNS);
+/** Cache keys of the two phrase scans (contentCache.ts): named by their options and their patterns. */
+const PHRASES_KEY = `phrases:${dataVersion(ANY_INJECTION.source, ANY_OVERRIDE.source)}`;
 
 /** Instruction-like phrases in `text`; `actions: false` looks for override phrases only. */
 export function findInjectionPhrases(text: string, opts: { actions?: boolean } = {}): Array<{ index: number; text: string }> {
@@ -113,7 +116,7 @@ export function contentFindings(ctx: FindingContext, slot: SlotState, items: rea
   for (const item of items) {
     if (slot.untrusted) {
       const seen = new Set<string>();
-      for (const b of findBreakouts(item.text, slot.escapeWith)) {
+      for (const b of contentScan(item.text, `breakouts:${slot.escapeWith.join('\u0000')}`, (t) => findBreakouts(t, slot.escapeWith))) {
         if (seen.has(b.kind)) continue;
         seen.add(b.kind);
         const shown = b.kind === 'role-marker' ? markerText(item.text, b.index, b.text) : delimiterText(item.text, b.index, b.text);
@@ -143,7 +146,8 @@ export function contentFindings(ctx: FindingContext, slot: SlotState, items: rea
         }
       }
       // One finding per item, on its first phrase, quoting every phrase found.
-      const phrases = findInjectionPhrases(item.text, { actions: slot.kind !== 'history' && slot.kind !== 'user' });
+      const actions = slot.kind !== 'history' && slot.kind !== 'user';
+      const phrases = contentScan(item.text, `${PHRASES_KEY}:${actions}`, (t) => findInjectionPhrases(t, { actions }));
       if (phrases.length) {
         const first = phrases[0];
         const quoted = phrases.map((p) => `"${p.text}"`).join(' and ');

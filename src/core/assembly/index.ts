@@ -33,6 +33,7 @@ import { slotBudgets } from './stages/budget';
 import { fitRequest } from './stages/request';
 import { checkRequest } from './stages/checks';
 import { buildTrace } from './stages/trace';
+import { useContentNamespace } from './contentCache';
 
 export { atTheEdges, chronological, placementOf } from './order';
 export { pack } from './pack';
@@ -49,6 +50,8 @@ export { historyRemainders, remainderLines, withRemainder } from '../budget/rema
 export const ASSEMBLY_VERSION = 4;
 
 export function assemble(input: AssembleInput): AssemblyResult {
+  // Per-text facts kept across requests are valid for one pipeline version (contentCache.ts).
+  useContentNamespace(`assembly:${ASSEMBLY_VERSION}`);
   const env = prepare(input);
   const { runs } = loadSlots(env);
   const log = new DecisionLog(runs.map((r) => r.state.name));

@@ -4,9 +4,8 @@
  * fixture; they build and filter arrays of these.
  */
 import type { FixtureItem, OmitReason, ScoreBreakdown, Span } from '../types';
-import { sha256 } from './sha256';
 import type { Fingerprint } from './fingerprint';
-import { fingerprint } from './fingerprint';
+import { contentFingerprint, contentSha } from './contentCache';
 import { timeOf } from '../time';
 
 /** Metadata a work item carries over from its fixture item unchanged. */
@@ -108,15 +107,15 @@ export function fromFixtureItem(slot: string, item: FixtureItem, text: string, i
 
 export { timeOf };
 
-/** The item's content hash, computed once. */
+/** The item's content hash, computed once per item, and once per text while the content cache keeps it. */
 export function itemSha(item: WorkItem): string {
-  if (item.sha256 === undefined) item.sha256 = sha256(item.text);
+  if (item.sha256 === undefined) item.sha256 = contentSha(item.text);
   return item.sha256;
 }
 
-/** The item's fingerprint, computed once. */
+/** The item's fingerprint, computed once per item, and once per text while the content cache keeps it. */
 export function fingerprintOf(item: WorkItem): Fingerprint {
-  if (item.fp === undefined) item.fp = fingerprint(item.text);
+  if (item.fp === undefined) item.fp = contentFingerprint(item.text);
   return item.fp;
 }
 
