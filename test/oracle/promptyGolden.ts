@@ -83,6 +83,8 @@ export function parseJsonKeepingFloats(text: string): unknown {
     i += m[0].length;
     const v: unknown = JSON.parse(m[0]);
     if (typeof v === 'number' && /[.eE]/.test(m[0]) && Number.isInteger(v)) return new PyFloat(v);
+    // Python's json reads any integer exactly.
+    if (typeof v === 'number' && !/[.eE]/.test(m[0]) && !Number.isSafeInteger(v)) return BigInt(m[0]);
     return v;
   };
   return value();
@@ -112,7 +114,7 @@ export function renderCase(c: GoldenCase): PromptyResult {
   const env = (name: string): string | undefined => (c.env_dummies?.includes(name) ? `dummy-${name}` : undefined);
   const data = promptyRuntimeInputs(source, c.inputs, readFile, line, env);
   // 0.1.x's DictLoader holds the prompty files of the chain by file name; v2's the one template as "prompt".
-  return renderPrompty(source, data, { line, readFile, env, templates: {} });
+  return renderPrompty(source, data, { line, readFile, env, templates: {}, fileName: 'case.prompty' });
 }
 
 function partOf(p: EnginePart, line: PromptyLine): unknown {

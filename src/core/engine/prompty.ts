@@ -52,6 +52,8 @@ export interface PromptyOptions {
    * the result names the missing values. The runtime itself fails there; the default renders as it does.
    */
   missingValues?: 'runtime' | 'lenient';
+  /** The file's name (0.1.x's loader knows the template by it: `{{ self }}`). */
+  fileName?: string;
   /** The application's environment, for load checks of `${env:…}` references (the analysis gives none). */
   env?: (name: string) => string | undefined;
 }
@@ -789,6 +791,8 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
         return u;
       });
       if (options.missingValues === 'lenient') interp.lenient = true;
+      // 0.1.x's DictLoader names the template by its file name, v2's by "prompt".
+      interp.mainName = s.line === 'v2' ? 'prompt' : options.fileName ?? null;
       const vars = new Map<string, PyValue>();
       const py = fromJs(renderInputs);
       if (py instanceof PyDict) for (const [k, v] of py.entries()) if (typeof k === 'string') vars.set(k, v);

@@ -11,6 +11,7 @@
 import type { Span } from '../../types';
 import { FILTERS, TESTS, callJoiner, makeGlobals, type BuiltinEnv } from './builtins';
 import { normalizeTemplate, tokenize } from './lexer';
+import { pyStrRepr } from './pystr';
 import { MISSING, PySlice, add, compare, directSlice, floordiv, lookupAttr, lookupItem, mod, mul, neg, pos, pow, sub, truediv } from './ops';
 import { Parser, type Expr, type Stmt } from './parser';
 import { annotate, exprChildren, type Annotations, type FrameInfo } from './symbols';
@@ -422,7 +423,8 @@ class TemplateRef extends Internal {
     super();
   }
   repr(): string {
-    return '<TemplateReference None>';
+    const name = this.interp.rootName;
+    return `<TemplateReference ${name === null ? 'None' : pyStrRepr(name)}>`;
   }
   override getattr(name: string): PyValue | undefined {
     const stack = this.context.blocks.get(name);
@@ -455,6 +457,10 @@ export class Interpreter implements BuiltinEnv {
    */
   lenient = false;
   readonly missing = new Set<string>();
+  /** The name the caller's loader knows the main template by (`self` prints it); null for a nameless one. */
+  mainName: string | null = null;
+  /** The name of the template being rendered (Jinja2's context.name). */
+  rootName: string | null = null;
   /** Loop variables bound to the keys of a mapping, and the mapping's name. */
   private readonly mappingLoops = new Map<string, string>();
   private steps = 0;
@@ -511,6 +517,7 @@ export class Interpreter implements BuiltinEnv {
 
   /** Template.render(**data) */
   render(unit: Unit, data: Map<string, PyValue>): string {
+    this.rootName = unit.name.startsWith('\u0000') ? this.mainName : unit.name;
     const out = this.rootRender(unit, this.newContext(unit, data, false, null));
     if (out.length > this.limits.maxOutput) throw new LimitError(`the rendered text is longer than ${this.limits.maxOutput} characters`);
     return out;
