@@ -147,3 +147,12 @@ describe('declarations in the context config', () => {
     ]);
   });
 });
+
+describe('a declared helper met only inside a partial', () => {
+  it('is located at the template\'s call of that partial', async () => {
+    const source = 'Intro\n{{> card}}\nEnd';
+    const r = renderDotprompt(source, { input: { x: 1 } }, { codeHelpers: ['shout'], partials: { card: 'Card: {{shout x}}' }, lenient: true });
+    expect(r.issues.map((i) => [i.rule, source.slice(i.span.start, i.span.end)])).toEqual([['code-registered', '{{> card}}']]);
+    expect(r.messages).toEqual(await oracle({ name: 'in a partial', source, input: { x: 1 }, helpers: ['shout'], sources: { card: 'Card: {{shout x}}' } }));
+  });
+});

@@ -197,8 +197,8 @@ interface RenderState {
   errorChain?: string[];
   /** `@metadata` uses met in partials (the main template's are known before rendering). */
   partialMetadataUses: string[];
-  /** Placeholders printed (`helper:<name>`, `partial:<name>`). */
-  placeholders: Set<string>;
+  /** Placeholders printed (`helper:<name>`, `partial:<name>`), with the partial chain of the first one. */
+  placeholders: Map<string, string[]>;
   /** Undeclared helpers first met in a partial, with the partial chain (lenient only). */
   unknownInPartials: Map<string, string[]>;
 }
@@ -593,7 +593,7 @@ function referencedPartials(analysis: Analysis, given: Record<string, string>): 
 function placeholderHelper(name: string): HelperFn {
   return function (this: unknown, ...args: unknown[]): string {
     const options = args[args.length - 1] as HelperOptions | undefined;
-    if (active) active.placeholders.add(`helper:${name}`);
+    if (active && !active.placeholders.has(`helper:${name}`)) active.placeholders.set(`helper:${name}`, [...active.partialStack]);
     const text = placeholderText('helper', name);
     return options && typeof options.fn === 'function' ? text + produced(options.fn(this)) : text;
   };
@@ -602,7 +602,7 @@ function placeholderHelper(name: string): HelperFn {
 function placeholderPartial(name: string): HbTemplate {
   return function (): string {
     step();
-    if (active) active.placeholders.add(`partial:${name}`);
+    if (active && !active.placeholders.has(`partial:${name}`)) active.placeholders.set(`partial:${name}`, [...active.partialStack]);
     return placeholderText('partial', name);
   };
 }
@@ -848,7 +848,7 @@ export function renderDotprompt(source: string, data: DotpromptData, options: Do
 
   for (const [name, loc] of compiled.unknownHelpers) issues.push({ rule: 'unknown-helper', message: unknownHelperMessage(name), span: locSpan(prepared, loc) });
 
-  const state: RenderState = { steps: 0, output: 0, partialStack: [], partialMetadataUses: [], placeholders: new Set(), unknownInPartials: new Map() };
+  const state: RenderState = { steps: 0, output: 0, partialStack: [], partialMetadataUses: [], placeholders: new Map(), unknownInPartials: new Map() };
   let rendered: string;
   active = state;
   try {
@@ -884,11 +884,13 @@ export function renderDotprompt(source: string, data: DotpromptData, options: Do
     issues.push({ rule: 'unknown-helper', message: `in partial ${chain.map((c) => `"${c}"`).join(' > ')}: ${unknownHelperMessage(name)}`, span: locSpan(prepared, call?.loc) });
   }
   // Placeholders of what the application registers in code: located at the first call, counted as an estimate.
-  for (const used of state.placeholders) {
+  for (const [used, chain] of state.placeholders) {
     const [kind, name] = [used.slice(0, used.indexOf(':')), used.slice(used.indexOf(':') + 1)] as ['helper' | 'partial', string];
     const declared = kind === 'helper' ? code.helpers.includes(name) : code.partials.includes(name);
     if (!declared) continue; // undeclared: the unknown-helper issue, or the caller's unknown-partial finding, says so
-    const loc = kind === 'helper' ? analysis.helperCalls.find((c) => c.name === name)?.loc : analysis.partials.find((p) => p.name === name)?.loc;
+    // The template's own call, else (met only inside a partial) the template's call of that partial.
+    const own = kind === 'helper' ? analysis.helperCalls.find((c) => c.name === name)?.loc : analysis.partials.find((p) => p.name === name)?.loc;
+    const loc = own ?? (chain.length ? analysis.partials.find((p) => p.name === chain[0])?.loc : undefined);
     issues.push({
       rule: 'code-registered',
       message: `${kind === 'helper' ? `Helper '${name}'` : `Partial '${name}'`} is registered in the application's code, which Context Lens does not run: its output is shown as ${placeholderText(kind, name)} and the token counts are an estimate.${kind === 'partial' ? ' Give its file under `partials:` in the context config to render it.' : ''}`,
