@@ -717,7 +717,18 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
   const whole: Span = { start: 0, end: source.length };
   const t = readText(source);
   const fmMatch = (options.line === 'v2' ? FRONT_MATTER_V2 : FRONT_MATTER).exec(t.text);
-  const fm = fmMatch ? frontMatterData(fmMatch[1]) : undefined;
+  let fm = fmMatch ? frontMatterData(fmMatch[1]) : undefined;
+  // 0.1.x: a `base:` file lends its attributes and is a template the body may include.
+  let bases: BaseFile[] = [];
+  if (fm && typeof fm.base === 'string' && options.line !== 'v2' && promptyLineOf(fm) === '0.1') {
+    try {
+      bases = baseChain(fm, options.readFile);
+    } catch (e) {
+      if (e instanceof RuntimeFailure) return failure('0.1', 'template-invalid', `${PROMPTY_LINE_LABEL['0.1']} cannot load this file: ${e.pyType}: ${e.message}`, { start: 0, end: Math.min(source.length, 3) });
+      throw e;
+    }
+    fm = withBases(fm, bases);
+  }
   const s = settingsOf(fm, options);
   if (source.length > MAX_SOURCE) return failure(s.line, 'unsupported-feature', `The file is larger than ${MAX_SOURCE} characters; it is not rendered.`, whole);
   const m = s.line === 'v2' && !options.line ? FRONT_MATTER_V2.exec(t.text) : fmMatch;
@@ -778,7 +789,8 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
     try {
       const main = compileTemplate(MAIN, template, s.line === 'v2');
       const cache = new Map<string, Unit>();
-      const templates = options.templates ?? {};
+      const templates: Record<string, string> = { ...(options.templates ?? {}) };
+      for (const b of bases) if (!Object.prototype.hasOwnProperty.call(templates, b.name)) templates[b.name] = b.body;
       const interp = new Interpreter((name) => {
         if (!Object.prototype.hasOwnProperty.call(templates, name)) return undefined;
         let u = cache.get(name);
@@ -844,6 +856,45 @@ function noteMessage(note: RenderNote): string {
 // ---------------------------------------------------------------------------
 // The values the runtime renders with
 // ---------------------------------------------------------------------------
+
+/** A 0.1.x `base:` file as its loader reads it: front matter, body and folder. */
+interface BaseFile {
+  name: string;
+  fm: Record<string, unknown>;
+  body: string;
+  dir: string;
+}
+
+/**
+ * The chain of 0.1.x `base:` files (nearest first), read next to the template. A base that is
+ * missing is a FileNotFoundError of the runtime's load().
+ */
+function baseChain(fm: Record<string, unknown> | undefined, readFile: PromptyOptions['readFile']): BaseFile[] {
+  const out: BaseFile[] = [];
+  let cur = fm;
+  let dir = '';
+  while (cur && typeof cur.base === 'string' && readFile && out.length < 8) {
+    const path = joinPath(dir, pyStrip(cur.base, null, true, true));
+    const text = readFile(path);
+    if (text === undefined) throw new RuntimeFailure('FileNotFoundError', `No such file or directory: '${path}'`);
+    const t = readText(text);
+    const m = FRONT_MATTER.exec(t.text);
+    const data = m ? frontMatterData(m[1]) : undefined;
+    const slash = path.lastIndexOf('/');
+    dir = slash < 0 ? '' : path.slice(0, slash);
+    out.push({ name: path.slice(slash + 1), fm: data ?? {}, body: m ? m[2] : '', dir });
+    cur = data;
+  }
+  return out;
+}
+
+/** The front matter with its bases' keys under its own (0.1.x merges a base's attributes below the file's). */
+function withBases(fm: Record<string, unknown>, chain: BaseFile[]): Record<string, unknown> {
+  let merged: Record<string, unknown> = { ...fm };
+  for (const b of chain) merged = { ...b.fm, ...merged };
+  delete merged.base;
+  return merged;
+}
 
 /** Reads the environment of the application (the analysis never does; a test may). */
 export type EnvReader = (name: string) => string | undefined;
@@ -1080,7 +1131,18 @@ export function promptyRuntimeInputs(source: string, explicit: Record<string, un
     }
     return out;
   }
-  const sample = normalize01(fm?.sample, { readFile, env, dir: '', depth: 0 });
-  const base = isRecord(sample) ? sample : {};
-  return { ...base, ...(explicit ?? {}) };
+  let own = normalize01(fm?.sample, { readFile, env, dir: '', depth: 0 });
+  let values: Record<string, unknown> = isRecord(own) ? own : {};
+  // Each base's sample lies under the file's own (param_hoisting).
+  let chain: BaseFile[] = [];
+  try {
+    chain = fm && typeof fm.base === 'string' ? baseChain(fm, readFile) : [];
+  } catch {
+    chain = [];
+  }
+  for (const b of chain) {
+    own = normalize01(b.fm.sample, { readFile, env, dir: b.dir, depth: 0 });
+    if (isRecord(own)) values = { ...own, ...values };
+  }
+  return { ...values, ...(explicit ?? {}) };
 }
