@@ -130,7 +130,7 @@ function frontMatterData(yamlText: string): Record<string, unknown> | undefined 
   // Front matters the analysis reads are bounded there; here a very large one is not typed.
   if (yamlText.length <= MAX_FRONT_MATTER) {
     try {
-      const doc = parseDocument(yamlText, { version: '1.1', logLevel: 'silent', uniqueKeys: false });
+      const doc = parseDocument(yamlText, { version: '1.1', logLevel: 'silent', uniqueKeys: false, merge: true });
       if (doc.errors.length) out = { [YAML_ERROR]: doc.errors[0].message };
       else {
         const d = pyYamlValue(doc.contents, 0, doc);
@@ -194,6 +194,12 @@ function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed): unknow
   if (isMap(node)) {
     const out: Record<string, unknown> = {};
     for (const pair of node.items) {
+      // YAML 1.1 merge keys (`<<: *base`, or a list of them): the merged entries lie under the map's own.
+      if (isScalar(pair.key) && pair.key.source === '<<' && pair.key.type === 'PLAIN') {
+        const from = pyYamlValue(pair.value, depth + 1, doc);
+        for (const m of Array.isArray(from) ? from : [from]) if (isRecord(m)) for (const [k, v] of Object.entries(m)) if (!(k in out)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+        continue;
+      }
       const k = pyYamlValue(pair.key, depth + 1, doc);
       Object.defineProperty(out, k instanceof PyFloat ? String(k.v) : String(k), { value: pyYamlValue(pair.value, depth + 1, doc), enumerable: true, writable: true, configurable: true });
     }
