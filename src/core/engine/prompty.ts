@@ -216,6 +216,8 @@ function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed): unknow
   if (typeof v === 'number' && src !== undefined && node.type === 'PLAIN') {
     if (PY_YAML_FLOAT.test(src)) return new PyFloat(v);
     if (!PY_YAML_INT.test(src)) return src;
+    // Python's int is exact at any size; a decimal beyond 2^53 keeps its digits.
+    if (!Number.isSafeInteger(v) && /^[-+]?[0-9][0-9_]*$/.test(src)) return BigInt(src.replace(/_/g, ''));
     return v;
   }
   if (v instanceof Date) return new PyText(timestampText(src ?? '', v));
@@ -938,9 +940,9 @@ function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: Pro
       const t = fm.template;
       const type = typeof t === 'string' ? t : isRecord(t) && typeof t.type === 'string' ? t.type : 'jinja2';
       if (!['jinja2', 'mustache', 'NOOP'].includes(type)) return `ValueError: Renderer ${type} not found`;
-      // A template mapping without a parser names none; no model at all means no api.
+      // A template mapping without a parser names none; a model without `api` names no api.
       const parser = isRecord(t) ? (typeof t.parser === 'string' ? t.parser : '') : 'prompty';
-      const api = isRecord(fm.model) ? String(fm.model.api ?? 'chat') : '';
+      const api = isRecord(fm.model) ? String(fm.model.api ?? '') : '';
       if (parser !== 'NOOP' && `${parser}.${api}` !== 'prompty.chat' && !(parser === 'prompty' && ['completion', 'embedding', 'image'].includes(api))) return `ValueError: Parser ${parser}.${api} not found`;
       // promptflow's loader reads a bare `sample: sample.json`; Prompty's prepare() fails on it. Such
       // a file is left to the analysis, which knows which loader the file follows.
