@@ -7,7 +7,9 @@
  * found in linear time on hostile text. Through the library, on the refund-support example.
  */
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { neutralise } from '../../src/core/assembly/escape';
 import { findImages, renderPrompty } from '../../src/core/engine/prompty';
 import { openWorkspace } from '../../src/lib';
 
@@ -54,6 +56,24 @@ describe('Markdown images in untrusted values', () => {
       { type: 'media', url: 'https://example.test/logo.png' },
       { type: 'text', text: 'and this' },
     ]);
+  });
+});
+
+describe('property: neutralised text never makes a media part', () => {
+  // Text built from the pieces of the image pattern and of role lines, in any order.
+  const piece = fc.constantFrom('![', ']', '(', ')', '"', 'a', ' ', '\n', 'http://x.test/p.png', 'data:image/png;base64,AA', '![thread]', 'user:', '\u2028', '\\');
+  const text = fc.array(piece, { maxLength: 40 }).map((p) => p.join(''));
+  const template = '---\nname: t\nmodel:\n  api: chat\n---\nsystem:\nRules ![logo](https://example.test/logo.png)\n\nuser:\nQ: {{ q }}\n';
+  it('renders only the template\'s own image, in one user message, for any value', () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        const r = renderPrompty(template, { q: neutralise(t, []).text });
+        const media = r.messages.flatMap((m) => m.parts.filter((p) => p.type === 'media'));
+        expect(media).toEqual([{ type: 'media', url: 'https://example.test/logo.png' }]);
+        expect(r.messages.map((m) => m.role)).toEqual(['system', 'user']);
+      }),
+      { numRuns: 300, seed: 20261201 },
+    );
   });
 });
 
