@@ -16,7 +16,7 @@ import type { HostMessage, PersistedPreviewState, WebviewMessage } from '../prot
 import { validateHostMessage } from '../protocol/preview';
 import { announcement, createAnnouncer } from './announce';
 import { fitBarLabels, renderEmpty, renderError, renderSnapshot } from './render';
-import type { RenderContext } from './render';
+import type { RenderContext } from './context';
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;

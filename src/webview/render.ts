@@ -17,22 +17,14 @@ import { basename, describeReason, fmt, fmtChars, fmtScore, pct, plural } from '
 import { appendVisibleText, visibleNode, visibleString } from './hiddenChars';
 import { budgetEditor, compareColumns, compareError, comparePicker, compareSection, whatIfActions, whatIfBanner } from './variant';
 import type { Widgets } from './variant';
+import type { RenderContext } from './context';
 
 /** Characters of a message body shown before "show all" (about three screens of text). */
 export const BODY_LIMIT = 12_000;
 /** Rows of the kept/omitted tables shown before "show all". */
 export const ROW_LIMIT = 50;
 
-export interface RenderContext {
-  post(message: WebviewMessage): void;
-  ui: PersistedPreviewState;
-  /** Persists `ui` and renders the current snapshot again (after a collapse or "show all"). */
-  changed(): void;
-  /** Says `text` in the panel's live region (for feedback that comes with no new snapshot). */
-  announce(text: string): void;
-  /** Focuses the control with this `data-key` once the next snapshot is rendered (its button is gone by then). */
-  focusAfter(key: string): void;
-}
+export type { RenderContext } from './context';
 
 /** Lookup tables from the snapshot's locations. */
 export interface Locations {

@@ -19,7 +19,7 @@ import { button, el } from './dom';
 import type { Child } from './dom';
 import { basename, describeReason, fmt, signed } from './format';
 import { visibleNode, visibleString } from './hiddenChars';
-import type { RenderContext } from './render';
+import type { RenderContext } from './context';
 
 /** Where things come from (render.ts's lookup of the snapshot's locations). */
 export interface Locations {

@@ -1,0 +1,88 @@
+/**
+ * Invariants of the source tree that the layer lint (eslint.config.mjs) does not express: no
+ * module depends on itself through others (no import circles, type imports included), and only
+ * the template layer reads a template's front matter.
+ */
+import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
+import * as path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.resolve(__dirname, '../../src');
+
+function sources(dir: string, out: string[] = []): string[] {
+  for (const e of readdirSync(dir)) {
+    const p = path.join(dir, e);
+    if (statSync(p).isDirectory()) sources(p, out);
+    else if (p.endsWith('.ts')) out.push(p);
+  }
+  return out;
+}
+
+function resolveImport(from: string, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined;
+  const base = path.resolve(path.dirname(from), spec);
+  for (const c of [`${base}.ts`, path.join(base, 'index.ts')]) if (existsSync(c)) return c;
+  return undefined;
+}
+
+/** Every relative import and re-export of every source file, type-only ones included. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const f of sources(SRC)) {
+    const info = ts.preProcessFile(readFileSync(f, 'utf8'), true, true);
+    graph.set(f, [...new Set(info.importedFiles.map((i) => resolveImport(f, i.fileName)).filter((x): x is string => !!x))]);
+  }
+  return graph;
+}
+
+/** Strongly connected components of more than one module (Tarjan). */
+function circles(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter);
+    counter++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(path.relative(SRC, w));
+      } while (w !== v);
+      if (scc.length > 1) out.push(scc.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+describe('architecture', () => {
+  it('has no import circles (type imports included)', () => {
+    expect(circles(importGraph())).toEqual([]);
+  });
+
+  it('finds a circle when there is one (the check itself)', () => {
+    const g = new Map([
+      ['/a.ts', ['/b.ts']],
+      ['/b.ts', ['/c.ts']],
+      ['/c.ts', ['/a.ts']],
+      ['/d.ts', ['/a.ts']],
+    ]);
+    expect(circles(g).map((c) => c.length)).toEqual([3]);
+  });
+});
