@@ -38,6 +38,7 @@ export const BUDGET_MS: Readonly<Record<string, number>> = {
   'tokenizer/pieces-cover-text': 1_500,
   'tokenizer/oracle-counts': 3_000,
   'cli/check-assemble': 14_000,
+  'security/library': 4_000,
 };
 
 export const SUITE_SECONDS = Object.values(BUDGET_MS).reduce((a, b) => a + b, 0) / 1000;
