@@ -444,6 +444,8 @@ export interface Trace {
   fixture?: { path: string; sha256: string };
   policy_version?: string | number;
   model?: string;
+  /** The runtime line the request was rendered as: `Prompty 0.1.x` or `Prompty v2` (absent for dotprompt). */
+  runtime?: string;
   tokenizer: string;
   exact: boolean;
   window: number;

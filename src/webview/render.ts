@@ -169,6 +169,8 @@ function summaryLine(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
   const parts: Child[] = [];
   parts.push(el('span', null, [fixture ? `Fixture ${visibleString(fixture)}` : 'No fixture', s.selectedModel ? ` · ${visibleString(s.selectedModel)}` : ''].join('')));
   parts.push(el('span', null, ` · ${budget.tokenizer} `, budget.exact ? badge('exact', 'ok', 'Counts equal the provider tokenizer') : badge('estimate', 'warn', 'Counts are an estimate')));
+  // The runtime line a .prompty request follows (Prompty 0.1.x or v2): the two render differently.
+  if (trace.runtime !== undefined) parts.push(el('span', { class: 'runtime-line' }, ` · rendered as ${visibleString(trace.runtime)}`));
   if (s.result.ok) parts.push(el('span', null, ` · ${fmt(trace.input_tokens)} input tokens of ${fmt(trace.input_budget)}`));
   if (s.result.ok && trace.omitted.length > 0 && !(s.compare && s.compare.error === undefined)) {
     // What was dropped sits below the kept table: the count, and a way to get there.

@@ -352,3 +352,13 @@ describe('smaller things', () => {
     for (const [changed, th] of rows) expect((th as string).endsWith('changed')).toBe(changed);
   });
 });
+
+describe('the runtime line in the summary', () => {
+  it('a .prompty request says which Prompty line it follows; a .prompt request says none', async () => {
+    const prompty = await panelWith('refund');
+    expect(await prompty.page.locator('.summary .runtime-line').textContent()).toContain(`rendered as ${snapshotOf('refund').result.trace.runtime}`);
+    expect(snapshotOf('refund').result.trace.runtime).toMatch(/^Prompty (0\.1\.x|v2)$/);
+    const dotprompt = await panelWith('sdk-qa');
+    expect(await dotprompt.page.locator('.summary .runtime-line').count()).toBe(0);
+  });
+});

@@ -24,7 +24,8 @@ import type { WorkItem } from './item';
 import type { Envelope, EnvelopeKind } from './envelope';
 import type { Neutralised } from './escape';
 import { renderDotprompt } from '../engine/dotprompt';
-import { renderPrompty } from '../engine/prompty';
+import { PROMPTY_LINE_LABEL, renderPrompty } from '../engine/prompty';
+import { basename } from '../paths';
 import { ItemList, ItemValue, MARK_CHARS, mark, splitMarked, unmark } from './attribution';
 import { envelopeFor, sourcesOf } from './envelope';
 import { neutralise } from './escape';
@@ -56,11 +57,17 @@ export interface RenderOptions {
   /** dotprompt: helpers and partials (without a source) the application registers in code, rendered as placeholders. */
   codeHelpers?: readonly string[];
   codePartials?: readonly string[];
+  /**
+   * Reads a file beside the template (a path relative to its folder), inside the workspace only:
+   * Prompty 0.1.x inlines local images into the request. The binding gives it; without it a local
+   * image is reported, not inlined.
+   */
+  readFile?: (relativePath: string) => string | undefined;
 }
 
 /** An engine problem, located in the template file. */
 export interface RenderIssue {
-  rule: 'unsupported-feature' | 'template-invalid' | 'attribution-lost' | 'unknown-helper' | 'code-registered';
+  rule: 'unsupported-feature' | 'template-invalid' | 'attribution-lost' | 'unknown-helper' | 'code-registered' | 'value-missing';
   message: string;
   span: Span;
 }
@@ -72,6 +79,8 @@ export interface Rendered {
   neutralised: Array<{ slot: string; itemId?: string } & Neutralised>;
   /** Part of the request is a placeholder (a helper or partial registered in code): its counts are an estimate. */
   estimate?: true;
+  /** The runtime line the request follows, in words (`Prompty 0.1.x`, `Prompty v2`); absent for dotprompt. */
+  runtime?: string;
 }
 
 /** An escaped text with what was changed in it, cached per item. */
@@ -144,7 +153,7 @@ export class Renderer {
   private marked(kept: ReadonlyMap<string, readonly WorkItem[]>): MarkedRender {
     const neutralised: Rendered['neutralised'] = [];
     const first = this.engine(this.values(kept, true, neutralised));
-    return { first, rendered: { messages: first.messages.map((m) => this.decode(m)), issues: first.issues.map((i) => ({ ...i })), neutralised, ...(first.estimate ? { estimate: true } : {}) } };
+    return { first, rendered: { messages: first.messages.map((m) => this.decode(m)), issues: first.issues.map((i) => ({ ...i })), neutralised, ...(first.estimate ? { estimate: true } : {}), ...this.runtimeField() } };
   }
 
   private run(kept: ReadonlyMap<string, readonly WorkItem[]>, probe: Probe | undefined): Rendered {
@@ -155,7 +164,7 @@ export class Renderer {
     const plain = this.engine(this.values(kept, false, []));
     const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i]));
     const estimate = rendered.estimate || plain.estimate ? { estimate: true as const } : {};
-    if (same) return { messages, issues, neutralised, ...estimate };
+    if (same) return { messages, issues, neutralised, ...estimate, ...this.runtimeField() };
     const span = this.template.bodySpan;
     // The plain render's own issues, and that attribution was lost (which makes the caller count
     // these messages as they are, not the marked probes).
@@ -165,7 +174,7 @@ export class Renderer {
       message: 'The template compares, measures or transforms slot text (for example with ifEquals, length or tojson), so the request cannot be cut into slots; it is shown and counted as a whole, exactly as rendered.',
       span: { start: span.start, end: Math.min(span.end, span.start + 1) },
     });
-    return { messages: plain.messages.map((m) => this.decode(m)), issues: plainIssues, neutralised, ...estimate };
+    return { messages: plain.messages.map((m) => this.decode(m)), issues: plainIssues, neutralised, ...estimate, ...this.runtimeField() };
   }
 
   private engine(v: EngineValues): EngineResult {
@@ -181,9 +190,31 @@ export class Renderer {
       });
     }
     const input = { ...(this.options.defaults ?? {}), ...v.input };
-    const engineType = t.frontMatter?.data?.template;
-    const type = typeof engineType === 'string' ? engineType : engineType && typeof engineType === 'object' ? (engineType as Record<string, unknown>).format ?? (engineType as Record<string, unknown>).type : undefined;
-    return renderPrompty(t.text, input, { templateType: type === 'mustache' ? 'mustache' : 'jinja2', templates: this.options.partials ?? {} });
+    // The engine reads the runtime line and the template format from the front matter itself.
+    const r = renderPrompty(t.text, input, {
+      templates: this.options.partials ?? {},
+      fileName: basename(t.path),
+      ...(this.options.readFile ? { readFile: this.options.readFile } : {}),
+      // Without any values (no fixture, no sample) the analysis renders what it can and names what is missing.
+      ...(this.fixture ? {} : { missingValues: 'lenient' as const }),
+    });
+    this.runtime = PROMPTY_LINE_LABEL[r.line];
+    if (!r.missing?.length) return r;
+    const names = r.missing.map((n) => `'${n}'`).join(', ');
+    const issue = {
+      rule: 'value-missing' as const,
+      message: `No value for ${names}: no fixture or sample data gives ${r.missing.length === 1 ? 'it' : 'them'}, so ${r.missing.length === 1 ? 'it is' : 'they are'} rendered empty and the counts leave ${r.missing.length === 1 ? 'it' : 'them'} out. Prompty's runtime fails on an attribute of a missing value; add a sample or a fixture.`,
+      // At the first use of a missing value, else the body's start.
+      span: t.uses.find((u) => r.missing!.includes(u.slot))?.span ?? { start: t.bodySpan.start, end: Math.min(t.text.length, t.bodySpan.start + 1) },
+    };
+    return { ...r, issues: [...r.issues, issue] };
+  }
+
+  /** The runtime line of the last Prompty render, in words. */
+  private runtime: string | undefined;
+
+  private runtimeField(): { runtime?: string } {
+    return this.runtime ? { runtime: this.runtime } : {};
   }
 
   private decode(m: EngineMessage): RenderedMessage {

@@ -45,8 +45,9 @@ export interface EngineIssue {
   /** `unsupported-feature`: the runtime would render this, but the engine cannot do it faithfully;
    *  `template-invalid`: the runtime itself would refuse the template (syntax or render error);
    *  `unknown-helper`: a helper nobody declared, which only the application's code could define;
-   *  `code-registered`: a declared helper or partial of the application's code, shown as a placeholder. */
-  rule: 'unsupported-feature' | 'template-invalid' | 'unknown-helper' | 'code-registered';
+   *  `code-registered`: a declared helper or partial of the application's code, shown as a placeholder;
+   *  `value-missing`: rendered without values the template reads (the analysis of a file without data). */
+  rule: 'unsupported-feature' | 'template-invalid' | 'unknown-helper' | 'code-registered' | 'value-missing';
   message: string;
   /** Offsets into the `source` string the engine was given (the template's body or whole file, per engine). */
   span: Span;

@@ -123,7 +123,7 @@ export function dedupe(findings: Finding[]): Finding[] {
 // ---------------------------------------------------------------------------
 
 /** Findings of the template's engine, which speak without a fixture too (content findings need one). */
-const ENGINE_RULES = new Set(['unsupported-feature', 'template-invalid', 'unknown-helper', 'code-registered']);
+const ENGINE_RULES = new Set(['unsupported-feature', 'template-invalid', 'unknown-helper', 'code-registered', 'value-missing']);
 
 export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOptions = {}): TemplateAnalysis | undefined {
   const template = readTemplate(host, path);

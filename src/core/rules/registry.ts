@@ -43,6 +43,7 @@ export const RULES: readonly RuleInfo[] = [
   // Slots.
   { id: 'slot-undefined', severity: 'error', category: 'slots', description: 'The template uses a slot the config does not define.' },
   { id: 'slot-unused', severity: 'warning', category: 'slots', description: 'The config defines a slot the template never uses.' },
+  { id: 'value-missing', severity: 'info', category: 'slots', description: 'The template reads values no fixture or sample data gives: they are rendered empty and left out of the counts.' },
   { id: 'required-missing', severity: 'error', category: 'slots', description: 'A required slot is not used by the template or has no value in the fixture.' },
   // Content of templates and fixtures.
   { id: 'hidden-characters', severity: 'warning', category: 'content', description: 'Zero-width, bidirectional control or Unicode tag characters hide text from reviewers.' },
