@@ -148,10 +148,22 @@ export function scanHiddenCharacters(path: string, text: string, base = 0): Find
       message = describeRun(run);
       messages.set(key, message);
     }
+    if (out.length === MAX_HIDDEN_FINDINGS) {
+      // One located summary instead of a finding per run: a text of 150,000 hidden characters
+      // would otherwise publish tens of megabytes of diagnostics.
+      const last = hits[hits.length - 1];
+      let more = 1;
+      for (let j = k; j < hits.length; j++) if (hits[j].at !== hits[j - 1].at + hits[j - 1].width) more++;
+      out.push(finding('hidden-characters', path, { start: base + start, end: base + last.at + last.width }, `${more} more run${more === 1 ? '' : 's'} of hidden characters from here on (only the first ${MAX_HIDDEN_FINDINGS} are listed one by one).`));
+      break;
+    }
     out.push(finding('hidden-characters', path, { start: base + start, end: base + end }, message));
   }
   return out;
 }
+
+/** Hidden-character findings listed one by one in one text; the rest are one summary finding. */
+export const MAX_HIDDEN_FINDINGS = 100;
 
 /** Replaces every flagged character with a visible `⟨U+200B⟩` marker, for views and hovers. */
 export function visibleHiddenCharacters(text: string, base = 0): string {
