@@ -19,6 +19,8 @@ import { resolveInWorkspace } from './paths';
 import { finding } from './rules/registry';
 import { ENV_REFERENCE } from './models';
 import { parseYaml, toJs } from './text/yaml';
+import { promptyRuntimeInputs } from './engine/prompty';
+import { PyFloat, Unsupported } from './engine/jinja/values';
 
 /** The name of the implicit fixture in pickers, the CLI and the trace. */
 export const SAMPLE_FIXTURE = 'sample';
@@ -58,14 +60,21 @@ export function templateDefaults(template: TemplateDoc): Record<string, unknown>
  * input defaults and the sample, which Prompty's prepare() hoists under the inputs of every run.
  * The editor analysis and every variant of it (eval, diff, the preview's compare mode) use this.
  */
-export function runtimeDefaults(template: TemplateDoc, sample: Pick<SampleResult, 'values'>): Record<string, unknown> {
-  return template.format === 'prompty' ? { ...templateDefaults(template), ...sample.values } : templateDefaults(template);
+export function runtimeDefaults(template: TemplateDoc, sample: Pick<SampleResult, 'values' | 'under'>): Record<string, unknown> {
+  if (template.format !== 'prompty') return templateDefaults(template);
+  // What the file's Prompty runtime line places under explicit inputs (0.1.x hoists its sample; v2 fills its defaults itself).
+  return sample.under ?? { ...templateDefaults(template), ...sample.values };
 }
 
 export interface SampleResult {
   fixture?: FixtureDoc;
   /** The sample as plain values. Prompty hoists them under the inputs of every run (prepare: param_hoisting(inputs, sample)). */
   values: Record<string, unknown>;
+  /**
+   * Prompty: what the file's runtime line renders under explicit inputs, loaded as that runtime
+   * loads it (engine/prompty.ts promptyRuntimeInputs): the 0.1.x sample, stripped; nothing for v2.
+   */
+  under?: Record<string, unknown>;
   findings: Finding[];
   dependencies: string[];
 }
@@ -79,6 +88,8 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
   const span: Span = fm.span;
   let values: Record<string, unknown> = {};
   let origin = template.path;
+  // A promptflow sample file (`sample: sample.json`) follows promptflow's loader, not Prompty's.
+  let promptflow = false;
   if (template.format === 'prompty') {
     // Prompty normalises every front matter value on load (strings are stripped, recursively).
     // Prompty's loader normalises the whole front matter (Prompty.normalize): `${file:x.json}`
@@ -98,6 +109,7 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
           origin = read.path;
         }
         if (flow) {
+          promptflow = true;
           // Prompty's runtimes never read a bare file name; promptflow's Prompty loader does
           // (load_inputs_from_sample: a string ending in .json, optionally `file:`-prefixed, is a JSON file of inputs).
           findings.push(
@@ -115,10 +127,20 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
       }
     } else if (isRecord(sample)) values = { ...values, ...(files.normalize(sample) as Record<string, unknown>) };
   }
-  // Defaults fill what the sample leaves out (the runtime applies them too, see templateDefaults).
-  const defaults = templateDefaults(template);
-  for (const [k, v] of Object.entries(defaults)) if (!(k in values)) values[k] = v;
-  if (!Object.keys(values).length) return { findings, dependencies, values };
+  let under: Record<string, unknown> | undefined;
+  const loaded = template.format === 'prompty' && !promptflow ? runtimeLoaded(host, template) : undefined;
+  if (loaded) {
+    // The values as the file's own runtime line loads them (0.1.x: the sample, strings stripped the
+    // Python way, `inputs.*.default` ignored; v2: each input's default, else its example); the pass
+    // above only locates the files it reads and what cannot be read.
+    values = loaded.values;
+    under = loaded.under;
+  } else {
+    // Defaults fill what the sample leaves out (the runtime applies them too, see templateDefaults).
+    const defaults = templateDefaults(template);
+    for (const [k, v] of Object.entries(defaults)) if (!(k in values)) values[k] = v;
+  }
+  if (!Object.keys(values).length) return { findings, dependencies, values, ...(under ? { under } : {}) };
 
   const text = stringify({ name: SAMPLE_FIXTURE, slots: values }, { aliasDuplicateObjects: false });
   const parsed = parseFixture(origin, text);
@@ -130,7 +152,55 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
   doc.path = origin;
   doc.name = SAMPLE_FIXTURE;
   doc.findings = doc.findings.filter((f) => f.rule !== 'fixture-invalid').map((f) => ({ ...f, path: origin }));
-  return { fixture: doc, findings, dependencies, values };
+  return { fixture: doc, findings, dependencies, values, ...(under ? { under } : {}) };
+}
+
+/** Plain data of a runtime value: Python floats as numbers, big integers as strings of their digits. */
+function plainData(v: unknown, depth = 0): unknown {
+  if (v instanceof PyFloat) return v.v;
+  if (typeof v === 'bigint') return v.toString();
+  if (depth > 64 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => plainData(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) Object.defineProperty(out, k, { value: plainData(x, depth + 1), enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
+/**
+ * A Prompty file's values as its runtime line loads them, through the engine's loader, with files
+ * read beside the template inside the workspace. Undefined when the runtime cannot load the file
+ * (the engine reports why when it renders).
+ */
+function runtimeLoaded(host: FileHost, template: TemplateDoc): { values: Record<string, unknown>; under: Record<string, unknown> } | undefined {
+  const read = besideTemplate(host, template.path);
+  // The application's environment is never read: `${env:…}` stays a reference.
+  const noEnv = () => undefined;
+  try {
+    const values = plainData(promptyRuntimeInputs(template.text, undefined, read, undefined, noEnv)) as Record<string, unknown>;
+    const under = promptyRuntimeInputs(template.text, {}, read, undefined, noEnv);
+    return { values, under };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Largest file beside a template that is read for it (samples, `base:` files, local images). */
+const MAX_BESIDE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A reader of files beside a template (paths relative to its folder), inside the workspace only
+ * and bounded in size: what the Prompty engine reads (sample files, `base:` files, 0.1.x's local
+ * images). Hosts read text, so a binary file is reported, never sent altered.
+ */
+export function besideTemplate(host: FileHost, templatePath: string): (relativePath: string) => string | undefined {
+  return (relativePath) => {
+    const r = resolveInWorkspace(host, templatePath, relativePath);
+    if (!r.path) return undefined;
+    const size = host.size(r.path);
+    const text = size === undefined || size > MAX_BESIDE_BYTES ? undefined : host.readFile(r.path);
+    if (text !== undefined && text.includes('\uFFFD')) throw new Unsupported(`the file '${relativePath}' (it is binary, and Context Lens reads files beside a template as text)`);
+    return text;
+  };
 }
 
 /** promptflow's bare sample file: `sample.json` or `file:sample.json` (a string ending in .json). */

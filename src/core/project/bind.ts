@@ -14,7 +14,6 @@ import type { SampleResult } from '../sample';
 import type { CodeRegistrySetting, Partials } from '../partials';
 import { parseInlineConfig } from '../config/parse';
 import { findAt } from '../text/yaml';
-import { Unsupported } from '../engine/jinja/values';
 import { ContextConfigSchema } from '../config/schema';
 import { resolveInWorkspace } from '../paths';
 import { getTokenizer } from '../tokens';
@@ -26,7 +25,7 @@ import { assemble } from '../assembly';
 import { budgetFor } from '../budget/remainder';
 import { configRules, templateRules } from '../rules/templateRules';
 import { configMissing, configReference, configUnresolved, tokenizerEstimate, unknownModel, unknownTokenizer, unresolvedModel } from '../rules/projectRules';
-import { requestSettings, runtimeDefaults, sampleFixture } from '../sample';
+import { besideTemplate, requestSettings, runtimeDefaults, sampleFixture } from '../sample';
 import { codeRegistry, codeRenderOptions, readPartials, withoutHelperCalls } from '../partials';
 import { withCost } from '../cost';
 import { cachePrefixFindings } from '../prefix';
@@ -117,22 +116,6 @@ export function bindConfig(host: FileHost, template: TemplateDoc): ConfigBinding
   }
   findings.push(configMissing(template, stem));
   return { findings, dependencies };
-}
-
-/** Largest file beside a template the engine may read (Prompty 0.1.x inlines local images). */
-const MAX_BESIDE_BYTES = 4 * 1024 * 1024;
-
-/** A reader of files beside the template, inside the workspace only and bounded in size. */
-function besideTemplate(host: FileHost, templatePath: string): (relativePath: string) => string | undefined {
-  return (relativePath) => {
-    const r = resolveInWorkspace(host, templatePath, relativePath);
-    if (!r.path) return undefined;
-    const size = host.size(r.path);
-    const text = size === undefined || size > MAX_BESIDE_BYTES ? undefined : host.readFile(r.path);
-    // Hosts read text: a binary file (a real PNG) does not survive that, so it is reported, never sent altered.
-    if (text !== undefined && text.includes('\uFFFD')) throw new Unsupported(`the file '${relativePath}' (it is binary, and Context Lens reads files beside a template as text)`);
-    return text;
-  };
 }
 
 /** Where a model finding goes: the template's `model:`, else the config's `model:`/`tokenizer:`, else the front matter. */
