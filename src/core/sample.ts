@@ -307,7 +307,11 @@ export function requestSettings(template: TemplateDoc): RequestSettings {
     }
   }
   const data = template.frontMatter?.data;
-  const n = template.format === 'prompt' ? at(data, ['config', 'maxOutputTokens']) : (at(data, ['model', 'parameters', 'max_tokens']) ?? at(data, ['model', 'parameters', 'max_completion_tokens']));
+  // dotprompt `config.maxOutputTokens`; Prompty 0.1.x `model.parameters.max_tokens`, v2 `model.options.maxOutputTokens`.
+  const n =
+    template.format === 'prompt'
+      ? at(data, ['config', 'maxOutputTokens'])
+      : (at(data, ['model', 'parameters', 'max_tokens']) ?? at(data, ['model', 'parameters', 'max_completion_tokens']) ?? at(data, ['model', 'options', 'maxOutputTokens']));
   if (typeof n === 'number' && Number.isInteger(n) && n > 0) out.maxOutput = n;
   return out;
 }

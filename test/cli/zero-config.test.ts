@@ -40,7 +40,7 @@ function runtimePrompty(file: string) {
 }
 
 describe('zero-config: ctxlens assemble sends what the runtime sends for the sample', () => {
-  for (const name of ['outdoor-gear.prompty', 'support-chat.prompty']) {
+  for (const name of ['outdoor-gear.prompty', 'support-chat.prompty', 'ticket-triage.prompty']) {
     it(`${name} equals Prompty's runtime on its sample`, () => {
       const file = join(DIR, name);
       const r = ctxlens(['assemble', `examples/zero-config/${name}`, '--format', 'json']);
@@ -86,7 +86,7 @@ describe('zero-config: ctxlens init', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ctxlens-init-'));
     cpSync(DIR, dir, { recursive: true });
     const templates = readdirSync(dir).filter((f) => /\.(prompt|prompty)$/.test(f) && !f.startsWith('_'));
-    expect(templates.length).toBe(3);
+    expect(templates.length).toBe(4);
     for (const t of templates) {
       const r = ctxlens(['init', t], dir);
       expect(r.code, r.stderr).toBe(0);
