@@ -162,6 +162,26 @@ describe('Context Lens in a real VS Code workbench (code-server)', () => {
     await previewPanelNumbers(wb, { file: 'zero-config/trip-planner.prompt', expectTexts: ['Lisbon', 'Maya and Tom', 'never invent opening hours'], shot: 'preview-zero-config-dotprompt' });
   }, 180_000);
 
+  it('a Prompty v2 file gets token lenses and a preview that names its runtime line', async () => {
+    const { request } = await tokenCodeLenses(wb, {
+      file: 'zero-config/ticket-triage.prompty',
+      requestLens: /^input [\d,]+ tok · \+ output 50 \+ margin 0 = [\d,]+ \/ 400,000 · fixture sample · no context config/,
+      slotLenses: [/^ticket · [\d,]+ tok · no budget · trust unknown/],
+    });
+    expect(request[0]).toBe(ctxlensJson(['assemble', 'examples/zero-config/ticket-triage.prompty', '--format', 'json']).trace.input_tokens);
+    await previewPanelNumbers(wb, { file: 'zero-config/ticket-triage.prompty', expectTexts: ['NW-1042', 'rendered as Prompty v2', 'sample'], shot: 'preview-prompty-v2' });
+  }, 180_000);
+
+  it('a dotprompt file with helpers and a partial registered in code gets estimated lenses and a preview with placeholders', async () => {
+    await tokenCodeLenses(wb, {
+      file: 'code-helpers/order-status.prompt',
+      // A placeholder stands for what the application's code prints, so every count is an estimate (≈).
+      requestLens: /^input ≈[\d,]+ tok/,
+      slotLenses: [/^question · ≈?[\d,]+/],
+    });
+    await previewPanelNumbers(wb, { file: 'code-helpers/order-status.prompt', expectTexts: ['⟦formatDate⟧', 'NW-40218', 'estimate'], shot: 'preview-code-helpers' });
+  }, 180_000);
+
   it('what-if budgets in the preview: Apply to config edits the config through the editor, and Undo reverts it', async () => {
     const { applied, before } = await whatIfAppliedToConfig(wb);
     expect(applied).not.toBe(before);
