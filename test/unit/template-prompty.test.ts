@@ -96,17 +96,28 @@ describe('prompty: messages', () => {
     expect(slice(doc, each.span)).toBe('{% for d in evidence %}\n[EVIDENCE {{ d.id }}] {{ d.text | trim }} [/EVIDENCE]\n{% endfor %}');
   });
 
-  it('accepts role lines in any case, with #, and ignores lines that are not alone', () => {
-    const text = 'SYSTEM:\nRules.\nuser: this is not a role line\nAssistant:  \nOk.\n  developer :\nDev.\ntool:\n{{result}}';
+  it('accepts role lines as Prompty 0.1.x reads them: any case, with #, alone on their line; no developer or tool', () => {
+    const text = 'SYSTEM:\nRules.\nuser: this is not a role line\nAssistant:  \nOk.\n  # function :\nF.\n  developer :\ntool:\n{{result}}';
     const d = parseTemplate('/w/r.prompty', text);
     expect(d.messages.map((m) => [m.role, slice(d, m.markerSpan)])).toEqual([
       ['system', 'SYSTEM:'],
       ['assistant', 'Assistant:'],
-      ['developer', 'developer :'],
-      ['tool', 'tool:'],
+      ['tool', '# function :'],
     ]);
     expect(view(d.messages[0].nodes)).toEqual(['Rules.\nuser: this is not a role line\n']);
+    // 0.1.x's parser knows no developer or tool role: those lines stay in the function message.
     expect(usesOf(d)).toEqual(['result/var/tool/-@result']);
+  });
+
+  it('accepts role lines as Prompty v2 reads them: developer and [attributes], no function', () => {
+    const text = '---\nmodel:\n  id: gpt-5-mini\n---\nsystem:\nRules.\ndeveloper:\nDev.\nuser[name="ada"]:\n{{q}}\nfunction:\nnot a role';
+    const d = parseTemplate('/w/r.prompty', text);
+    expect(d.messages.map((m) => [m.role, slice(d, m.markerSpan)])).toEqual([
+      ['system', 'system:'],
+      ['developer', 'developer:'],
+      ['user', 'user[name="ada"]:'],
+    ]);
+    expect(usesOf(d)).toEqual(['q/var/user/-@q']);
   });
 
   it('drops whitespace before the first role line', () => {

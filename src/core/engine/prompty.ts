@@ -404,6 +404,7 @@ function parseContent01(content: string, readFile: PromptyOptions['readFile']): 
 // ---------------------------------------------------------------------------
 
 const ROLES_01 = ['assistant', 'function', 'system', 'user'];
+
 /** `(?i)^\s*#?\s*(assistant|function|system|user)\s*:\s*\n` with re.MULTILINE. */
 const SEPARATOR_01 = new RegExp(`(?<![^\\n])${WS}*#?${WS}*(${ROLES_01.map(caseless).join('|')})${WS}*:${WS}*\\n`, 'gu');
 
@@ -1154,3 +1155,6 @@ export function promptyRuntimeInputs(source: string, explicit: Record<string, un
   }
   return { ...values, ...(explicit ?? {}) };
 }
+
+/** The role names each runtime line's chat parser starts a message at (the template scanner reads role lines with them). */
+export const PROMPTY_ROLES: Readonly<Record<PromptyLine, readonly string[]>> = { '0.1': ROLES_01, v2: ROLES_V2 };

@@ -22,7 +22,9 @@ import { parseDotpromptBody } from './dotprompt';
 import { parseFrontMatter } from './frontMatter';
 import { parsePromptyBody } from './prompty';
 import { finishUses } from './shared';
+import { dotpromptBodyLimit } from './limits';
 import { engineUses, promptyTemplateType } from './engineUses';
+import { promptyLineOf } from '../engine/prompty';
 
 export function templateFormat(path: string): TemplateFormat {
   return /\.prompty$/i.test(path) ? 'prompty' : 'prompt';
@@ -40,8 +42,13 @@ export function parseTemplate(path: string, text: string): TemplateDoc {
   let findings: Finding[] = [];
   try {
     const fm = parseFrontMatter(path, text, format);
+    const limit = format === 'prompt' ? dotpromptBodyLimit(text, fm.bodyStart) : undefined;
+    if (limit) {
+      const f = finding('template-invalid', path, { start: limit.start, end: limit.end }, limit.message);
+      return { path, format, text, ...(fm.frontMatter ? { frontMatter: fm.frontMatter } : {}), bodySpan: { start: fm.bodyStart, end: text.length }, messages: [], uses: [], findings: [...fm.findings, f] };
+    }
     const body =
-      format === 'prompt' ? parseDotpromptBody(path, text, fm.bodyStart) : parsePromptyBody(path, text, fm.bodyStart, fm.frontMatter?.inputs ?? {});
+      format === 'prompt' ? parseDotpromptBody(path, text, fm.bodyStart) : parsePromptyBody(path, text, fm.bodyStart, fm.frontMatter?.inputs ?? {}, promptyLineOf(fm.frontMatter?.data));
     findings = fm.findings.concat(body.findings);
     const fallbackRole: Role = format === 'prompt' ? 'user' : 'system';
     // Which names a Jinja body reads is the engine's answer (engineUses.ts); Mustache bodies have no Jinja tree.

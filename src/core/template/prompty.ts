@@ -14,6 +14,7 @@ import type { Finding, Role, Span, TemplateMessage, TemplateNode } from '../type
 import type { BodyResult } from './dotprompt';
 import { ForwardFinder, blankNodes, normalizeRole } from './shared';
 import type { EachNode, RawUse } from './shared';
+import { PROMPTY_ROLES, type PromptyLine } from '../engine/prompty';
 
 type IfNode = Extract<TemplateNode, { type: 'if' }>;
 
@@ -411,7 +412,16 @@ interface Frame {
 /** Deepest block nesting kept as nodes; deeper blocks are read inline (renderers recurse). */
 const MAX_BLOCK_DEPTH = 64;
 
-const ROLE_LINE = /^([ \t]*)(#?[ \t]*(system|user|assistant|developer|tool|function)[ \t]*:)[ \t]*(\r\n|\r|\n|$)/gim;
+/**
+ * A role line as the file's runtime line reads it (engine/prompty.ts PROMPTY_ROLES): 0.1.x
+ * starts messages at system/user/assistant/function, with an optional leading `#`; v2 at
+ * system/user/assistant/developer, also with `[key=value]` attributes.
+ */
+function roleLinePattern(line: PromptyLine): RegExp {
+  const names = PROMPTY_ROLES[line].join('|');
+  const attrs = line === 'v2' ? '(?:\\[[^\\]\\r\\n]*\\])?' : '';
+  return new RegExp(`^([ \\t]*)(#?[ \\t]*(${names})${attrs}[ \\t]*:)[ \\t]*(\\r\\n|\\r|\\n|$)`, 'gim');
+}
 
 const BLOCK_ENDS: Record<string, Frame['kind']> = {
   macro: 'discard',
@@ -442,6 +452,8 @@ class Builder {
     private readonly bodyStart: number,
     private readonly inputs: Record<string, Span>,
     private readonly findings: Finding[],
+    /** Role lines as the file's runtime line reads them. */
+    private readonly roleLine: RegExp = roleLinePattern('0.1'),
   ) {
     this.frames = [{ kind: 'root', end: '', list: this.root }];
   }
@@ -529,6 +541,7 @@ class Builder {
     // Top level: role lines split the text into messages.
     const slice = this.text.slice(tok.start, tok.end);
     let from = tok.start;
+    const ROLE_LINE = this.roleLine;
     ROLE_LINE.lastIndex = 0;
     for (let m = ROLE_LINE.exec(slice); m; m = ROLE_LINE.exec(slice)) {
       const lineStart = tok.start + m.index;
@@ -839,10 +852,10 @@ function toMessages(items: Item[], bodyStart: number, end: number): TemplateMess
   return out;
 }
 
-export function parsePromptyBody(path: string, text: string, bodyStart: number, inputs: Record<string, Span>): BodyResult {
+export function parsePromptyBody(path: string, text: string, bodyStart: number, inputs: Record<string, Span>, line: PromptyLine = '0.1'): BodyResult {
   const findings: Finding[] = [];
   const toks = new Tokenizer(path, text, bodyStart, findings).run();
-  const builder = new Builder(path, text, bodyStart, inputs, findings);
+  const builder = new Builder(path, text, bodyStart, inputs, findings, roleLinePattern(line));
   const items = builder.build(toks);
   return { messages: toMessages(items, bodyStart, text.length), uses: builder.uses, findings };
 }
