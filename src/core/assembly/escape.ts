@@ -16,6 +16,7 @@
  */
 
 import { redactSecrets } from '../text/secrets';
+import { BoundedCache } from '../cache';
 
 export type BreakoutKind = 'closing-delimiter' | 'opening-delimiter' | 'role-marker' | 'media-marker';
 
@@ -90,7 +91,8 @@ interface Compiled {
   kinds: BreakoutKind[];
 }
 
-const cache = new Map<string, Compiled>();
+/** Compiled patterns by label set. */
+const cache = new BoundedCache<string, Compiled>(256);
 
 /** Longer delimiter names are not escaped for (the config schema refuses them). */
 export const MAX_LABEL = 128;
@@ -106,7 +108,6 @@ function compile(label: string | readonly string[] | undefined): Compiled {
   if (hit) return hit;
   const alts = alternatives(labels);
   const compiled: Compiled = { re: new RegExp(alts.map((a) => `(?:${a.source})`).join('|'), 'gi'), kinds: alts.map((a) => a.kind) };
-  if (cache.size > 256) cache.clear();
   cache.set(key, compiled);
   return compiled;
 }

@@ -27,8 +27,10 @@
 import HandlebarsCjs from 'handlebars/dist/cjs/handlebars.js';
 import { parse as parseYaml } from 'yaml';
 import { redactQuoted } from '../text/secrets';
+import { dotpromptBodyLimit } from '../text/nesting';
 import type { Span } from '../types';
 import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from './types';
+import { BoundedCache } from '../cache';
 
 export interface DotpromptData {
   /** Template variables. */
@@ -449,7 +451,8 @@ interface CodeRegistered {
   lenient: boolean;
 }
 
-const cache = new Map<string, Compiled>();
+/** Compiled templates by source, partials and declarations (least recently used first out). */
+const cache = new BoundedCache<string, Compiled>(CACHE_SIZE);
 
 function cacheKey(source: string, partials: Record<string, string> | undefined, code: CodeRegistered): string {
   const names = partials ? Object.keys(partials).sort() : [];
@@ -518,14 +521,9 @@ function compileChecked(source: string, what: string, code: CodeRegistered): { t
 function compile(source: string, partials: Record<string, string> | undefined, code: CodeRegistered): Compiled {
   const key = cacheKey(source, partials, code);
   const hit = cache.get(key);
-  if (hit) {
-    cache.delete(key);
-    cache.set(key, hit);
-    return hit;
-  }
+  if (hit) return hit;
   const compiled = compileUncached(source, partials, code);
   cache.set(key, compiled);
-  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
   return compiled;
 }
 
@@ -535,6 +533,9 @@ function compileUncached(source: string, partials: Record<string, string> | unde
     const prepared: PreparedSource = { template: source, offset: 0, issues: [] };
     return { prepared, ...none, fatal: [{ rule: 'unsupported-feature', message: `The file is longer than ${MAX_SOURCE_LENGTH} characters; it is not rendered`, span: { start: 0, end: source.length } }] };
   }
+  // Nesting and tag counts are bounded before Handlebars parses: its parser is superlinear in them (text/nesting.ts).
+  const limit = dotpromptBodyLimit(source, 0);
+  if (limit) return { prepared: { template: source, offset: 0, issues: [] }, ...none, fatal: [{ rule: 'unsupported-feature', message: limit.message, span: { start: limit.start, end: limit.end } }] };
   const prepared = prepareSource(source);
   if (prepared.issues.some((i) => i.rule === 'template-invalid')) return { prepared, ...none, fatal: [] };
   let ast: HbNode;

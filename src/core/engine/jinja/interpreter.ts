@@ -15,6 +15,7 @@ import { pyStrRepr } from './pystr';
 import { MISSING, PySlice, add, compare, directSlice, floordiv, lookupAttr, lookupItem, mod, mul, neg, pos, pow, sub, truediv } from './ops';
 import { Parser, type Expr, type Stmt } from './parser';
 import { annotate, exprChildren, type Annotations, type FrameInfo } from './symbols';
+import { BoundedCache } from '../../cache';
 import {
   HugeInt,
   Internal,
@@ -84,8 +85,24 @@ export function unitOf(e: object): string | undefined {
   return UNIT.get(e);
 }
 
+/**
+ * Compiled units by name and source, as Jinja2's environment caches its templates: a request is
+ * rendered several times while it is fitted, and a template is edited far less often than it is
+ * rendered. Units are never changed by a render (its state lives in the render's context).
+ */
+const compiled = new BoundedCache<string, Unit>(256, 16 * 1024 * 1024);
+
 /** Parse a template and run Jinja2's compile-time analysis and checks. Throws PyError / Unsupported / LimitError. */
 export function compileTemplate(name: string, source: string, keepTrailingNewline = false): Unit {
+  const key = `${name}\u0000${keepTrailingNewline ? 1 : 0}\u0000${source}`;
+  const hit = compiled.get(key);
+  if (hit) return hit;
+  const unit = compileUncached(name, source, keepTrailingNewline);
+  compiled.set(key, unit, source.length);
+  return unit;
+}
+
+function compileUncached(name: string, source: string, keepTrailingNewline: boolean): Unit {
   const text = normalizeTemplate(source, keepTrailingNewline);
   try {
     const body = new Parser(tokenize(text)).parse();
