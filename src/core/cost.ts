@@ -165,7 +165,10 @@ export function withCost<R extends { ok: boolean; trace: { model?: string; input
   if (!result.ok) return result;
   const cost = traceCost(result.trace, config, { configPath });
   if (!cost) return result;
-  return { ...result, trace: { ...result.trace, cost } };
+  // A descriptor copy, not a spread: the trace's per-item entries stay lazy (assembly/stages/trace.ts).
+  const trace = Object.defineProperties({}, Object.getOwnPropertyDescriptors(result.trace)) as R['trace'];
+  trace.cost = cost;
+  return { ...result, trace };
 }
 
 /**

@@ -59,6 +59,146 @@ export function keptReasons(env: PipelineEnv, run: SlotRun, item: WorkItem): Kee
 export function buildTrace(env: PipelineEnv, runs: readonly SlotRun[], request: AssembledRequest, log: DecisionLog, version: number): Trace {
   const { template, config, tokenizer, fixture, budget, model, input } = env;
   const runOf = new Map(runs.map((r) => [r.state.name, r]));
+  const kept = request.kept;
+  // The per-item entries (retained, citation map, omitted, conflicts) are built when first read.
+  let entries: { retained: TraceItem[]; citation: Trace['citation_map'] } | undefined;
+  const keptEntries = () => (entries ??= retainedEntries(env, runs, request));
+
+  const slots: SlotTrace[] = runs.map((r) => {
+    const k = kept.get(r.state.name) ?? [];
+    const s: SlotTrace = { name: r.state.name, kind: r.state.kind } as SlotTrace;
+    if (r.cfg?.trust !== undefined) s.trust = r.cfg.trust;
+    if (r.budget !== undefined) s.budget = r.budget;
+    s.used = k.reduce((sum, i) => sum + i.tokens + r.overhead, 0);
+    s.kept = k.length;
+    s.omitted = r.total - k.length;
+    s.total = r.total;
+    return s;
+  });
+
+  const templateText = input.templateText ?? template.text;
+  const configPath = input.configPath ?? input.configDoc?.path ?? template.path;
+  const configText = input.configText ?? input.configDoc?.text ?? canonicalJson(config);
+  const modelName = model?.name ?? input.modelName ?? config.model;
+
+  const trace = {} as Trace;
+  trace.version = 1;
+  trace.template = { path: template.path, sha256: env.hash(templateText) };
+  if (!input.zeroConfig) trace.config = { path: configPath, sha256: env.hash(configText) };
+  if (fixture) trace.fixture = { path: fixture.path, sha256: fixtureSha(fixture) };
+  if (config.version !== undefined) trace.policy_version = config.version;
+  if (modelName !== undefined) trace.model = modelName;
+  trace.tokenizer = tokenizer.name;
+  // The runtime line a .prompty request follows (Prompty 0.1.x or v2), as its engine rendered it.
+  if (request.rendered.runtime !== undefined) trace.runtime = request.rendered.runtime;
+  // A placeholder for a helper or partial of the application's code makes every count an estimate.
+  trace.exact = env.exact && !request.rendered.estimate;
+  trace.window = budget.window;
+  trace.reserved_output = budget.output;
+  trace.margin = budget.margin;
+  trace.input_budget = Number.isFinite(env.fitLimit) ? env.fitLimit : 0;
+  trace.input_tokens = request.tokens;
+  trace.slots = slots;
+  lazy(trace, 'retained', () => keptEntries().retained);
+  lazy(trace, 'omitted', () => omittedEntries(log));
+  lazy(trace, 'citation_map', () => keptEntries().citation);
+  if (request.ok && request.rendered.neutralised.length) {
+    trace.neutralised = request.rendered.neutralised.map((n) => {
+      const e = { slot: n.slot } as NonNullable<Trace['neutralised']>[number];
+      if (n.itemId !== undefined) e.id = n.itemId;
+      e.offset = n.index;
+      e.kind = n.kind;
+      e.sequence = n.sequence;
+      if (n.field) e.field = true;
+      return e;
+    });
+  }
+  const plans = log.plans;
+  if (plans.length) {
+    const remainders = new Map((budget.remainder ?? []).map((r) => [r.slot, r]));
+    trace.history = plans.map(({ slot, plan }) => {
+      const h = { slot, policy: plan.policy, budget: runOf.get(slot)?.budget ?? plan.budget } as TraceHistory;
+      const r = remainders.get(slot);
+      if (r) h.remainder = { capacity: r.capacity, fixed: r.fixed, available: r.available };
+      if (plan.recent) h.recent = { ...plan.recent };
+      if (plan.summary) h.summary = { ...plan.summary };
+      if (plan.retrieved) h.retrieved = { ...plan.retrieved };
+      if (plan.leftAfterRecent !== undefined) h.left_after_recent = plan.leftAfterRecent;
+      return h;
+    });
+  }
+  if (log.allConflicts.length) lazy(trace, 'conflicts', () => conflictEntries(log, request));
+  const coverage: NonNullable<Trace['coverage']> = [];
+  for (const r of runs) {
+    if (!r.used || !r.cfg?.requires?.length) continue;
+    const k = kept.get(r.state.name) ?? [];
+    for (const sub of r.cfg.requires) coverage.push({ slot: r.state.name, subtopic: sub, covered_by: k.filter((i) => coversOf(i).includes(sub)).map((i) => i.id) });
+  }
+  if (coverage.length) trace.coverage = coverage;
+  if (log.tools.length) trace.tools = log.tools.map((t) => ({ ...t }));
+  trace.cache_key = sha256(
+    canonicalJson({
+      assembly: version,
+      template: env.hash(templateText),
+      config,
+      fixture: fixture ? { text: fixtureSha(fixture), files: log.files } : null,
+      model: model ?? null,
+      modelName: modelName ?? null,
+      tokenizer: tokenizer.name,
+      exact: env.exact,
+      now: env.now ?? null,
+      render: input.render
+        ? { partials: input.render.partials ?? null, defaults: input.render.defaults ?? null, escape: input.render.escape ?? true, ...(input.render.codeHelpers?.length || input.render.codePartials?.length ? { codeHelpers: input.render.codeHelpers ?? [], codePartials: input.render.codePartials ?? [] } : {}) }
+        : null,
+    }),
+  );
+  return trace;
+}
+
+/**
+ * Defines `key` on the trace as a getter that builds the value on first read and then becomes a
+ * plain data property in the same place (so `JSON.stringify`, spreads and structured clones see
+ * the same object in the same key order as an eagerly built trace). The value is built once per
+ * trace even when the getter has been copied to another object (`copyTrace`).
+ */
+function lazy<K extends keyof Trace>(trace: Trace, key: K, build: () => Trace[K]): void {
+  let value: Trace[K] | undefined;
+  let make: (() => Trace[K]) | undefined = build;
+  Object.defineProperty(trace, key, {
+    enumerable: true,
+    configurable: true,
+    get(this: Trace) {
+      if (make !== undefined) {
+        value = make();
+        make = undefined; // drop the closure over the assembly's state
+      }
+      // A frozen copy keeps its getter (the value is built once either way).
+      if (Object.getOwnPropertyDescriptor(this, key)?.configurable) Object.defineProperty(this, key, { value, enumerable: true, configurable: true, writable: true });
+      return value as Trace[K];
+    },
+    set(this: Trace, v: Trace[K]) {
+      // Only this object changes: a copy made before keeps the built value.
+      if (Object.getOwnPropertyDescriptor(this, key)?.configurable) Object.defineProperty(this, key, { value: v, enumerable: true, configurable: true, writable: true });
+    },
+  });
+}
+
+/**
+ * A shallow copy of a trace that keeps its lazy entries lazy (a spread would build them): every
+ * own property descriptor is copied, getters included.
+ */
+export function copyTrace<T extends object>(trace: T): T {
+  return Object.defineProperties({}, Object.getOwnPropertyDescriptors(trace)) as T;
+}
+
+/** Builds every lazy entry of a trace now (for a caller about to keep it a long time or hand it on). */
+export function materializeTrace<T extends object>(trace: T): T {
+  for (const key of Object.keys(trace)) void (trace as Record<string, unknown>)[key];
+  return trace;
+}
+
+/** Retained items in request order and the citation map. */
+function retainedEntries(env: PipelineEnv, runs: readonly SlotRun[], request: AssembledRequest): { retained: TraceItem[]; citation: Trace['citation_map'] } {
   const retained: TraceItem[] = [];
   const citation: Trace['citation_map'] = {};
   const kept = request.kept;
@@ -93,7 +233,12 @@ export function buildTrace(env: PipelineEnv, runs: readonly SlotRun[], request: 
     for (const k of byKey.keys()) add(k);
   }
 
-  const omitted: OmittedItem[] = log.omissions.map(({ item, reason }) => {
+  return { retained, citation };
+}
+
+/** Omitted items with the reason of the stage that dropped them. */
+function omittedEntries(log: DecisionLog): OmittedItem[] {
+  return log.omissions.map(({ item, reason }) => {
     const o = { slot: item.slot, id: item.id, tokens: item.tokens } as OmittedItem;
     if (item.score !== undefined) o.score = round4(item.score);
     o.reason = reason;
@@ -101,113 +246,27 @@ export function buildTrace(env: PipelineEnv, runs: readonly SlotRun[], request: 
     if (item.score !== undefined && item.breakdown) o.score_breakdown = { ...item.breakdown };
     return o;
   });
+}
 
-  const slots: SlotTrace[] = runs.map((r) => {
-    const k = kept.get(r.state.name) ?? [];
-    const s: SlotTrace = { name: r.state.name, kind: r.state.kind } as SlotTrace;
-    if (r.cfg?.trust !== undefined) s.trust = r.cfg.trust;
-    if (r.budget !== undefined) s.budget = r.budget;
-    s.used = k.reduce((sum, i) => sum + i.tokens + r.overhead, 0);
-    s.kept = k.length;
-    s.omitted = r.total - k.length;
-    s.total = r.total;
-    return s;
-  });
-
-  const templateText = input.templateText ?? template.text;
-  const configPath = input.configPath ?? input.configDoc?.path ?? template.path;
-  const configText = input.configText ?? input.configDoc?.text ?? canonicalJson(config);
-  const modelName = model?.name ?? input.modelName ?? config.model;
+/** Conflict records, with the items of each that the request kept. */
+function conflictEntries(log: DecisionLog, request: AssembledRequest): TraceConflict[] {
   const keptSet = new Set<WorkItem>();
-  for (const list of kept.values()) for (const i of list) keptSet.add(i);
+  for (const list of request.kept.values()) for (const i of list) keptSet.add(i);
   const inKept = (item: WorkItem) => keptSet.has(item);
-
-  const trace = {} as Trace;
-  trace.version = 1;
-  trace.template = { path: template.path, sha256: env.hash(templateText) };
-  if (!input.zeroConfig) trace.config = { path: configPath, sha256: env.hash(configText) };
-  if (fixture) trace.fixture = { path: fixture.path, sha256: fixtureSha(fixture) };
-  if (config.version !== undefined) trace.policy_version = config.version;
-  if (modelName !== undefined) trace.model = modelName;
-  trace.tokenizer = tokenizer.name;
-  // A placeholder for a helper or partial of the application's code makes every count an estimate.
-  trace.exact = env.exact && !request.rendered.estimate;
-  trace.window = budget.window;
-  trace.reserved_output = budget.output;
-  trace.margin = budget.margin;
-  trace.input_budget = Number.isFinite(env.fitLimit) ? env.fitLimit : 0;
-  trace.input_tokens = request.tokens;
-  trace.slots = slots;
-  trace.retained = retained;
-  trace.omitted = omitted;
-  trace.citation_map = citation;
-  if (request.ok && request.rendered.neutralised.length) {
-    trace.neutralised = request.rendered.neutralised.map((n) => {
-      const e = { slot: n.slot } as NonNullable<Trace['neutralised']>[number];
-      if (n.itemId !== undefined) e.id = n.itemId;
-      e.offset = n.index;
-      e.kind = n.kind;
-      e.sequence = n.sequence;
-      if (n.field) e.field = true;
-      return e;
-    });
-  }
-  const plans = log.plans;
-  if (plans.length) {
-    const remainders = new Map((budget.remainder ?? []).map((r) => [r.slot, r]));
-    trace.history = plans.map(({ slot, plan }) => {
-      const h = { slot, policy: plan.policy, budget: runOf.get(slot)?.budget ?? plan.budget } as TraceHistory;
-      const r = remainders.get(slot);
-      if (r) h.remainder = { capacity: r.capacity, fixed: r.fixed, available: r.available };
-      if (plan.recent) h.recent = { ...plan.recent };
-      if (plan.summary) h.summary = { ...plan.summary };
-      if (plan.retrieved) h.retrieved = { ...plan.retrieved };
-      if (plan.leftAfterRecent !== undefined) h.left_after_recent = plan.leftAfterRecent;
-      return h;
-    });
-  }
-  const conflicts = log.allConflicts;
-  if (conflicts.length) {
-    trace.conflicts = conflicts.map(({ slot, record: c }) => {
-      const t = { slot, kind: c.kind } as TraceConflict;
-      if (c.topic !== undefined) t.topic = c.topic;
-      t.items = c.items.map((i) => i.id);
-      if (c.values) t.values = [...c.values];
-      t.resolution = c.resolution;
-      if (c.kept) t.kept = c.kept.id;
-      if (c.superseded) t.superseded = c.superseded.id;
-      if (c.basis) t.basis = c.basis;
-      if (c.filtered) t.filtered = c.filtered.id;
-      if (c.reason) t.reason = c.reason;
-      t.retained = request.ok ? c.items.filter(inKept).map((i) => i.id) : [];
-      return t;
-    });
-  }
-  const coverage: NonNullable<Trace['coverage']> = [];
-  for (const r of runs) {
-    if (!r.used || !r.cfg?.requires?.length) continue;
-    const k = kept.get(r.state.name) ?? [];
-    for (const sub of r.cfg.requires) coverage.push({ slot: r.state.name, subtopic: sub, covered_by: k.filter((i) => coversOf(i).includes(sub)).map((i) => i.id) });
-  }
-  if (coverage.length) trace.coverage = coverage;
-  if (log.tools.length) trace.tools = log.tools.map((t) => ({ ...t }));
-  trace.cache_key = sha256(
-    canonicalJson({
-      assembly: version,
-      template: env.hash(templateText),
-      config,
-      fixture: fixture ? { text: fixtureSha(fixture), files: log.files } : null,
-      model: model ?? null,
-      modelName: modelName ?? null,
-      tokenizer: tokenizer.name,
-      exact: env.exact,
-      now: env.now ?? null,
-      render: input.render
-        ? { partials: input.render.partials ?? null, defaults: input.render.defaults ?? null, escape: input.render.escape ?? true, ...(input.render.codeHelpers?.length || input.render.codePartials?.length ? { codeHelpers: input.render.codeHelpers ?? [], codePartials: input.render.codePartials ?? [] } : {}) }
-        : null,
-    }),
-  );
-  return trace;
+  return log.allConflicts.map(({ slot, record: c }) => {
+    const t = { slot, kind: c.kind } as TraceConflict;
+    if (c.topic !== undefined) t.topic = c.topic;
+    t.items = c.items.map((i) => i.id);
+    if (c.values) t.values = [...c.values];
+    t.resolution = c.resolution;
+    if (c.kept) t.kept = c.kept.id;
+    if (c.superseded) t.superseded = c.superseded.id;
+    if (c.basis) t.basis = c.basis;
+    if (c.filtered) t.filtered = c.filtered.id;
+    if (c.reason) t.reason = c.reason;
+    t.retained = request.ok ? c.items.filter(inKept).map((i) => i.id) : [];
+    return t;
+  });
 }
 
 function traceItem(env: PipelineEnv, run: SlotRun, item: WorkItem, position: number, n: number): TraceItem {
