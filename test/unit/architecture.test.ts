@@ -76,6 +76,18 @@ describe('architecture', () => {
     expect(circles(importGraph())).toEqual([]);
   });
 
+  it('one setup builds every assembly: only the project binding calls the pipeline', () => {
+    const callers: string[] = [];
+    for (const f of sources(SRC)) {
+      const rel = path.relative(SRC, f);
+      if (rel.startsWith('core/assembly/')) continue;
+      const text = readFileSync(f, 'utf8');
+      // A value import of `assemble` from the assembly barrel (type imports and re-exports aside).
+      if (/^import\s+\{[^}]*\bassemble\b[^}]*\}\s+from\s+'[^']*\/assembly'/m.test(text)) callers.push(rel);
+    }
+    expect(callers).toEqual(['core/project/bind.ts']);
+  });
+
   it('finds a circle when there is one (the check itself)', () => {
     const g = new Map([
       ['/a.ts', ['/b.ts']],
