@@ -22,7 +22,7 @@ import { parseDotpromptBody } from './dotprompt';
 import { parseFrontMatter } from './frontMatter';
 import { parsePromptyBody } from './prompty';
 import { finishUses } from './shared';
-import { dotpromptBodyLimit } from './limits';
+import { dotpromptBodyLimit } from '../text/nesting';
 import { engineUses, promptyTemplateType } from './engineUses';
 import { promptyLineOf } from '../engine/prompty';
 
