@@ -85,7 +85,7 @@ describe('the language server', () => {
     for (const [name, , message] of CASES) {
       const uri = await client.open(path.join(ws, `deep-${name}.prompt`));
       const pub = await client.session.nextDiagnostics(uri, 0);
-      expect(pub.diagnostics.some((d) => d.code === 'template-invalid' && message.test(d.message)), `${name}: ${JSON.stringify(pub.diagnostics.map((d) => d.message))}`).toBe(true);
+      expect(pub.diagnostics.some((d) => d.code === 'template-invalid' && message.test(typeof d.message === 'string' ? d.message : d.message.value)), `${name}: ${JSON.stringify(pub.diagnostics.map((d) => d.message))}`).toBe(true);
     }
   });
 });
