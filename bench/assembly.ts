@@ -1,13 +1,16 @@
 /**
  * Assembly benchmark: time to assemble a request from fixtures of 100, 1,000 and 10,000 evidence
  * items (plus policy, 20 history turns and a question), with the chars4 estimate and, when
- * available, the exact o200k_base tokenizer. Targets (issue 3): 10,000 items in under 200 ms and
+ * available, the exact o200k_base tokenizer. Targets: 10,000 items cold in at most 100 ms and
  * near-linear growth (10,000 vs 1,000 items under 12x). For o200k the first run counts every text
  * (cold); later runs hit the tokenizer's content caches (warm), as an editor re-analysing does.
+ * "Same texts, new objects" assembles a fresh copy of the fixture (as an edit elsewhere in the file
+ * re-parses it), with the content cache (src/core/assembly/contentCache.ts) on and off.
  */
 import { assemble } from '../src/core/assembly';
 import { ContextConfigSchema } from '../src/core/config/schema';
 import { getTokenizer } from '../src/core/tokens';
+import { setContentCache } from '../src/core/assembly/contentCache';
 import { prng } from './tokens/corpus';
 import { parseTemplate } from '../src/core/template';
 import type { FixtureDoc, FixtureItem, Span, TemplateDoc, Tokenizer } from '../src/core/types';
@@ -124,7 +127,7 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
-function measure(tokenizer: Tokenizer, n: number, seed: number): { cold: number; warm: number; kept: number; inputTokens: number } {
+function measure(tokenizer: Tokenizer, n: number, seed: number): { cold: number; warm: number; reparsed: number; reparsedPlain: number; kept: number; inputTokens: number } {
   const fixture = makeFixture(n, seed);
   let t0 = now();
   const first = assemble({ template, config, fixture, tokenizer });
@@ -135,7 +138,26 @@ function measure(tokenizer: Tokenizer, n: number, seed: number): { cold: number;
     assemble({ template, config, fixture, tokenizer });
     times.push(now() - t0);
   }
-  return { cold, warm: median(times), kept: first.trace.retained.length, inputTokens: first.trace.input_tokens };
+  // The same texts in new objects, as after an edit elsewhere in the fixture file re-parses it:
+  // the per-value memo misses, the per-text caches (token counts, content cache) answer.
+  const again: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const copy = makeFixture(n, seed);
+    t0 = now();
+    assemble({ template, config, fixture: copy, tokenizer });
+    again.push(now() - t0);
+  }
+  // The same without the content cache (token counts still come from the tokenizer's own cache).
+  const plain: number[] = [];
+  setContentCache(false);
+  for (let i = 0; i < 3; i++) {
+    const copy = makeFixture(n, seed);
+    t0 = now();
+    assemble({ template, config, fixture: copy, tokenizer });
+    plain.push(now() - t0);
+  }
+  setContentCache(true);
+  return { cold, warm: median(times), reparsed: median(again), reparsedPlain: median(plain), kept: first.trace.retained.length, inputTokens: first.trace.input_tokens };
 }
 
 /** For profiling: the fixture generator and the inputs the bench assembles. */
@@ -152,26 +174,26 @@ export async function run(): Promise<Record<string, unknown>> {
   // Warm the JIT once on a mid-size fixture so the first measured size is not charged for it.
   assemble({ template, config, fixture: makeFixture(1_000, 999), tokenizer: tokenizers[0] });
 
-  const rows: string[] = ['| tokenizer | items | cold ms | warm ms (median of 7) | kept | input tokens |', '|---|---:|---:|---:|---:|---:|'];
+  const rows: string[] = ['| tokenizer | items | cold ms | warm ms (median of 7) | same texts, new objects ms (median of 3; content cache on / off) | kept | input tokens |', '|---|---:|---:|---:|---:|---:|---:|'];
   let seed = 1;
   for (const tk of tokenizers) {
     const byN: Record<string, unknown> = {};
     for (const n of SIZES) {
       const m = measure(tk, n, seed++);
-      byN[n] = { cold_ms: round(m.cold), warm_ms: round(m.warm), kept: m.kept, input_tokens: m.inputTokens };
-      rows.push(`| ${tk.name} | ${n.toLocaleString('en-US')} | ${m.cold.toFixed(1)} | ${m.warm.toFixed(1)} | ${m.kept} | ${m.inputTokens.toLocaleString('en-US')} |`);
+      byN[n] = { cold_ms: round(m.cold), warm_ms: round(m.warm), reparsed_ms: round(m.reparsed), reparsed_no_content_cache_ms: round(m.reparsedPlain), kept: m.kept, input_tokens: m.inputTokens };
+      rows.push(`| ${tk.name} | ${n.toLocaleString('en-US')} | ${m.cold.toFixed(1)} | ${m.warm.toFixed(1)} | ${m.reparsed.toFixed(1)} / ${m.reparsedPlain.toFixed(1)} | ${m.kept} | ${m.inputTokens.toLocaleString('en-US')} |`);
     }
     const at = (n: number, k: 'cold_ms' | 'warm_ms') => (byN[n] as Record<string, number>)[k];
     const ratioCold = at(10_000, 'cold_ms') / at(1_000, 'cold_ms');
     const ratioWarm = at(10_000, 'warm_ms') / at(1_000, 'warm_ms');
     byN.ratio_10000_vs_1000 = { cold: round(ratioCold), warm: round(ratioWarm) };
-    byN.target_10000_under_200ms = { cold: at(10_000, 'cold_ms') < 200, warm: at(10_000, 'warm_ms') < 200 };
+    byN.target_10000_within_100ms = { cold: at(10_000, 'cold_ms') <= 100, warm: at(10_000, 'warm_ms') <= 100 };
     byN.target_ratio_under_12x = { cold: ratioCold < 12, warm: ratioWarm < 12 };
-    rows.push(`| ${tk.name} | 10,000 / 1,000 | ${ratioCold.toFixed(2)}x | ${ratioWarm.toFixed(2)}x | | |`);
+    rows.push(`| ${tk.name} | 10,000 / 1,000 | ${ratioCold.toFixed(2)}x | ${ratioWarm.toFixed(2)}x | | | |`);
     results[tk.name] = byN;
   }
   console.log(rows.join('\n'));
-  console.log('\ntargets: 10,000 items < 200 ms; 10,000 vs 1,000 items < 12x');
+  console.log('\ntargets: 10,000 items cold <= 100 ms; 10,000 vs 1,000 items < 12x');
   return results;
 }
 
