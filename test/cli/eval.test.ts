@@ -240,7 +240,12 @@ describe('cost in ctxlens assemble and the help', () => {
   it('the trace of assemble --format json carries the cost of the request', () => {
     const j = JSON.parse(ctxlens(['assemble', 'examples/sdk-qa/sdk-qa.prompt', '--format', 'json']).stdout);
     expect(j.trace.cost).toMatchObject({ currency: 'USD', model: 'gpt-4o', input_tokens: j.trace.input_tokens, output_reserved: 2000 });
-    expect(j.trace.cost.price).toMatchObject({ input: 2.5, as_of: '2025-10', source: 'https://platform.openai.com/docs/pricing' });
+    // The price is the registry's dated, sourced entry, as `ctxlens models` lists it.
+    const listed = JSON.parse(ctxlens(['models', 'gpt-4o', '--format', 'json']).stdout);
+    const entry = (Array.isArray(listed) ? listed : listed.models).find((m: { name: string }) => m.name === 'gpt-4o');
+    expect(j.trace.cost.price).toMatchObject({ ...entry.price, origin: 'builtin' });
+    expect(j.trace.cost.price.as_of).toMatch(/^\d{4}-\d{2}(-\d{2})?$/);
+    expect(j.trace.cost.price.source).toContain('openai');
   });
 
   it('lists the new commands in the help', () => {

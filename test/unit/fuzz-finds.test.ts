@@ -32,17 +32,20 @@ describe('a long line of stray template tags', () => {
 
 describe('a dotprompt body of 150,000 tags', () => {
   // Its node list was spread into push() and overflowed the call stack.
-  it('parses into its uses without an internal error', () => {
+  it('ends with a located finding at the tag limit, without an internal error', () => {
     const doc = parseTemplate('/w/a.prompt', `---\nmodel: gpt-4o\n---\n{{role "user"}}${'{{x}}'.repeat(150_000)}`);
     expect(internal(doc.findings.map((f) => f.message))).toEqual([]);
-    expect(doc.uses).toHaveLength(150_000);
+    // Past the bounded number of tags the template is refused where the limit is hit, not parsed for minutes.
+    const limit = doc.findings.find((f) => f.rule === 'template-invalid');
+    expect(limit?.message).toMatch(/tags?/);
+    expect(limit!.span.start).toBeGreaterThan(0);
   });
 });
 
 describe('a fixture with 150,000 findings', () => {
   // analyzeTemplate spread each file's findings into push(): 150,000 hidden characters threw a
   // RangeError out of the analysis (the CLI's check ended with an internal error).
-  it('is analysed, every finding kept', () => {
+  it('is analysed, its findings capped with one located summary', () => {
     const files: Record<string, string> = {
       '/ws/a.prompt': '---\nmodel: gpt-4o\n---\n{{role "user"}}\n{{q}}\n',
       '/ws/a.context.yaml': 'model: gpt-4o\nwindow: 8000\noutput: 500\nslots:\n  q: { kind: user, trust: untrusted }\nfixtures: [f/*.fixture.yaml]\n',
@@ -55,7 +58,11 @@ describe('a fixture with 150,000 findings', () => {
       glob: (dir, pattern) => Object.keys(files).filter((p) => p.startsWith(`${dir}/`) && picomatch(pattern)(p.slice(dir.length + 1))),
     };
     const a = analyzeTemplate(host, '/ws/a.prompt')!;
-    expect(a.findings.filter((f) => f.rule === 'hidden-characters').length).toBeGreaterThanOrEqual(150_000);
+    const hidden = a.findings.filter((f) => f.rule === 'hidden-characters');
+    // 100 located findings per text and one summary of the rest (150,000 of them took 58 MB of JSON).
+    expect(hidden.length).toBeGreaterThan(100);
+    expect(hidden.length).toBeLessThan(110);
+    expect(hidden.some((f) => /more/.test(f.message))).toBe(true);
     expect(a.assembly?.ok).toBe(true);
   });
 });
