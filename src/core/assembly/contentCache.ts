@@ -24,7 +24,7 @@ import { fingerprint } from './fingerprint';
 import { sha256 } from './sha256';
 
 /** The facts of one text; each is computed on first use. */
-interface Facts {
+export interface Facts {
   sha?: string;
   fp?: Fingerprint;
   /** Scan results by scan key (scan name, options, data version). */
@@ -72,7 +72,11 @@ export function useContentNamespace(key: string): void {
   cache.clear();
 }
 
-function factsOf(text: string): Facts | undefined {
+/**
+ * The cache entry of a text (looked up once per work item, item.ts), or undefined when the text is
+ * not kept (the cache is off, or the text is too long).
+ */
+export function factsOf(text: string): Facts | undefined {
   if (!enabled || text.length > MAX_TEXT) return undefined;
   let f = cache.get(text);
   if (f === undefined) {
@@ -84,15 +88,13 @@ function factsOf(text: string): Facts | undefined {
 }
 
 /** SHA-256 of the text (hex), from the cache when the text was hashed before. */
-export function contentSha(text: string): string {
-  const f = factsOf(text);
+export function contentSha(text: string, f: Facts | undefined = factsOf(text)): string {
   if (f === undefined) return sha256(text);
   return (f.sha ??= sha256(text));
 }
 
 /** The text's fingerprint (fingerprint.ts), from the cache when the text was seen before. */
-export function contentFingerprint(text: string): Fingerprint {
-  const f = factsOf(text);
+export function contentFingerprint(text: string, f: Facts | undefined = factsOf(text)): Fingerprint {
   if (f === undefined) return fingerprint(text);
   return (f.fp ??= fingerprint(text));
 }
@@ -100,9 +102,9 @@ export function contentFingerprint(text: string): Fingerprint {
 /**
  * The result of `scan(text)` under `key`, which must name the scan, every option it reads and the
  * version of its data (`dataVersion` of its patterns). The result is shared: callers never change it.
+ * `f`: the text's entry when the caller has it (one lookup per item instead of one per fact).
  */
-export function contentScan<T>(text: string, key: string, scan: (text: string) => T): T {
-  const f = factsOf(text);
+export function contentScan<T>(text: string, key: string, scan: (text: string) => T, f: Facts | undefined = factsOf(text)): T {
   if (f === undefined) return scan(text);
   const scans = (f.scans ??= new Map());
   if (scans.has(key)) return scans.get(key) as T;

@@ -18,9 +18,8 @@
  * collision is negligible, and only the threshold decides.
  */
 import type { Omission, WorkItem } from './item';
-import { NONE, fingerprintOf } from './item';
+import { NONE, fingerprintOf, itemScan } from './item';
 import { normalizeForDedup } from './normalize';
-import { contentScan } from './contentCache';
 
 export { normalizeForDedup } from './normalize';
 
@@ -142,7 +141,7 @@ export function nearDedup(items: readonly WorkItem[], threshold: number, size = 
     let postings = index.get(version);
     if (!postings) index.set(version, (postings = new Map()));
     // Shared with other items and requests through the content cache: never changed here.
-    const set = contentScan(item.text, `shingles:${size}`, (t) => shingles(t, size));
+    const set = itemScan(item, `shingles:${size}`, (t) => shingles(t, size));
     // Shared shingles per kept item, from the index; boilerplate shingles (long postings) are
     // skipped and only bound the count from above.
     const counts = new Map<number, number>();

@@ -11,7 +11,8 @@ import { finding } from '../rules/registry';
 import { formatTokens as fmt } from '../budget';
 import { findBreakouts } from './escape';
 import { placementOf } from './order';
-import { contentScan, dataVersion } from './contentCache';
+import { dataVersion } from './contentCache';
+import { itemScan } from './item';
 
 export interface FindingContext {
   template: TemplateDoc;
@@ -116,7 +117,7 @@ export function contentFindings(ctx: FindingContext, slot: SlotState, items: rea
   for (const item of items) {
     if (slot.untrusted) {
       const seen = new Set<string>();
-      for (const b of contentScan(item.text, `breakouts:${slot.escapeWith.join('\u0000')}`, (t) => findBreakouts(t, slot.escapeWith))) {
+      for (const b of itemScan(item, `breakouts:${slot.escapeWith.join('\u0000')}`, (t) => findBreakouts(t, slot.escapeWith))) {
         if (seen.has(b.kind)) continue;
         seen.add(b.kind);
         const shown = b.kind === 'role-marker' ? markerText(item.text, b.index, b.text) : delimiterText(item.text, b.index, b.text);
@@ -147,7 +148,7 @@ export function contentFindings(ctx: FindingContext, slot: SlotState, items: rea
       }
       // One finding per item, on its first phrase, quoting every phrase found.
       const actions = slot.kind !== 'history' && slot.kind !== 'user';
-      const phrases = contentScan(item.text, `${PHRASES_KEY}:${actions}`, (t) => findInjectionPhrases(t, { actions }));
+      const phrases = itemScan(item, `${PHRASES_KEY}:${actions}`, (t) => findInjectionPhrases(t, { actions }));
       if (phrases.length) {
         const first = phrases[0];
         const quoted = phrases.map((p) => `"${p.text}"`).join(' and ');

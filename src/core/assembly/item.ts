@@ -5,7 +5,8 @@
  */
 import type { FixtureItem, OmitReason, ScoreBreakdown, Span } from '../types';
 import type { Fingerprint } from './fingerprint';
-import { contentFingerprint, contentSha } from './contentCache';
+import type { Facts } from './contentCache';
+import { contentFingerprint, contentScan, contentSha, factsOf } from './contentCache';
 import { timeOf } from '../time';
 
 /** Metadata a work item carries over from its fixture item unchanged. */
@@ -25,6 +26,8 @@ export interface WorkItem extends ItemMetadata {
   sha256?: string;
   /** Normalized-text hash and word sketch (fingerprint.ts), computed once for dedup and novelty. */
   fp?: Fingerprint;
+  /** The text's content cache entry (contentCache.ts), looked up once; null when the text is not kept. */
+  facts?: Facts | null;
   /** Sources of items merged into this one by deduplication (not including its own). */
   merged: string[];
   /** Ids of items merged into this one. */
@@ -78,6 +81,7 @@ export function fromFixtureItem(slot: string, item: FixtureItem, text: string, i
     tokens,
     sha256: undefined,
     fp: undefined,
+    facts: undefined,
     role: item.role,
     at: item.at,
     title: item.title,
@@ -109,14 +113,25 @@ export { timeOf };
 
 /** The item's content hash, computed once per item, and once per text while the content cache keeps it. */
 export function itemSha(item: WorkItem): string {
-  if (item.sha256 === undefined) item.sha256 = contentSha(item.text);
+  if (item.sha256 === undefined) item.sha256 = contentSha(item.text, itemFacts(item));
   return item.sha256;
 }
 
 /** The item's fingerprint, computed once per item, and once per text while the content cache keeps it. */
 export function fingerprintOf(item: WorkItem): Fingerprint {
-  if (item.fp === undefined) item.fp = contentFingerprint(item.text);
+  if (item.fp === undefined) item.fp = contentFingerprint(item.text, itemFacts(item));
   return item.fp;
+}
+
+/** The item's content cache entry, looked up once per item. */
+function itemFacts(item: WorkItem): Facts | undefined {
+  if (item.facts === undefined) item.facts = factsOf(item.text) ?? null;
+  return item.facts ?? undefined;
+}
+
+/** `contentScan` of the item's text (contentCache.ts): `key` names the scan, its options and its data version. */
+export function itemScan<T>(item: WorkItem, key: string, scan: (text: string) => T): T {
+  return contentScan(item.text, key, scan, itemFacts(item));
 }
 
 /** A metadata value as a string (strings and numbers), else undefined. */
