@@ -12,7 +12,7 @@ import { ContextConfigSchema } from '../src/core/config/schema';
 import { getTokenizer } from '../src/core/tokens';
 import { setContentCache } from '../src/core/assembly/contentCache';
 import { prng } from './tokens/corpus';
-import { parseTemplate } from '../src/core/template';
+import { parseTemplate } from '../src/core/language';
 import type { FixtureDoc, FixtureItem, Span, TemplateDoc, Tokenizer } from '../src/core/types';
 
 const SIZES = [100, 1_000, 10_000];

@@ -19,8 +19,8 @@ import { resolveInWorkspace } from './paths';
 import { finding } from './rules/registry';
 import { ENV_REFERENCE } from './models';
 import { parseYaml, toJs } from './text/yaml';
-import { promptyRuntimeInputs } from './engine/prompty';
-import { PyFloat, Unsupported } from './engine/jinja/values';
+import { promptyRuntimeInputs } from './language/prompty/engine';
+import { PyFloat, Unsupported } from './language/jinja/values';
 
 /** The name of the implicit fixture in pickers, the CLI and the trace. */
 export const SAMPLE_FIXTURE = 'sample';
@@ -72,7 +72,7 @@ export interface SampleResult {
   values: Record<string, unknown>;
   /**
    * Prompty: what the file's runtime line renders under explicit inputs, loaded as that runtime
-   * loads it (engine/prompty.ts promptyRuntimeInputs): the 0.1.x sample, stripped; nothing for v2.
+   * loads it (language/prompty/engine.ts promptyRuntimeInputs): the 0.1.x sample, stripped; nothing for v2.
    */
   under?: Record<string, unknown>;
   findings: Finding[];

@@ -11,7 +11,7 @@ import { budgetResolution, costLines, equation, num, pct, plural, requestTotals,
 import { itemVerdicts } from './items';
 import { contains } from './textMap';
 import { conflictText, reasonText } from '../core/reasonText';
-import { PROMPTY_LINE_LABEL, promptyLineOf } from '../core/engine/prompty';
+import { PROMPTY_LINE_LABEL, promptyLineOf } from '../core/language/prompty/engine';
 
 /** Items listed per section of a hover; the preview shows them all. */
 const MAX_LISTED = 8;

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { Dotprompt } from 'dotprompt';
-import { promptyRuntimeInputs, renderPrompty } from '../../src/core/engine/prompty';
+import { promptyRuntimeInputs, renderPrompty } from '../../src/core/language/prompty/engine';
 
 const ROOT = resolve(__dirname, '../..');
 const CLI = join(ROOT, 'dist/cli.js');

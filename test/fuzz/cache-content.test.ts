@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { assemble } from '../../src/core/assembly';
 import { contentCacheStats, resetContentCache, setContentCache } from '../../src/core/assembly/contentCache';
 import { ContextConfigSchema } from '../../src/core/config/schema';
-import { parseTemplate } from '../../src/core/template';
+import { parseTemplate } from '../../src/core/language';
 import { getTokenizer } from '../../src/core/tokens';
 import type { FixtureDoc, FixtureItem, Span, Tokenizer } from '../../src/core/types';
 

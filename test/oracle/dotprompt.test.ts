@@ -1,13 +1,13 @@
 /**
  * Differential suite of the dotprompt engine: every case is rendered by npm `dotprompt` 1.1.2 (the
  * oracle, `new Dotprompt({ partials }).render(source, data, { input: { default } })`) and by
- * src/core/engine/dotprompt.ts; roles, part types, texts (every whitespace character) and purposes
+ * src/core/language/dotprompt/engine.ts; roles, part types, texts (every whitespace character) and purposes
  * must be equal. Cases the oracle rejects must give a `template-invalid` issue and no messages.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Dotprompt } from 'dotprompt';
-import { matchFrontMatter, MAX_NESTING, renderDotprompt, splitMediaAndSection } from '../../src/core/engine/dotprompt';
-import type { EngineMessage, EngineResult } from '../../src/core/engine/types';
+import { matchFrontMatter, MAX_NESTING, renderDotprompt, splitMediaAndSection } from '../../src/core/language/dotprompt/engine';
+import type { EngineMessage, EngineResult } from '../../src/core/language/engineTypes';
 import { generateCases, handCases, Item, itemList, prng } from './dotpromptCases';
 import type { DotpromptCase } from './dotpromptCases';
 

@@ -1,6 +1,6 @@
 /**
  * Cases of the dotprompt differential suite (dotprompt.test.ts): each is rendered by npm
- * `dotprompt` (the oracle) and by src/core/engine/dotprompt.ts and the messages must be equal.
+ * `dotprompt` (the oracle) and by src/core/language/dotprompt/engine.ts and the messages must be equal.
  * Hand-written cases cover every construct by name; `generateCases` composes random templates
  * from the same constructs with a seeded PRNG (deterministic: the same seed gives the same cases).
  */

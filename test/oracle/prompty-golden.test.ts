@@ -1,7 +1,7 @@
 /**
  * Differential suite of the Prompty engine against Prompty's own runtimes: every case of
  * test/oracle/prompty-golden/ (0.1.50 / 0.1.24 and v2, rendered by the real Python runtimes; see
- * the README there) is rendered in process by src/core/engine/prompty.ts following the case's
+ * the README there) is rendered in process by src/core/language/prompty/engine.ts following the case's
  * runtime line, with the case's inputs or the file's own sample data as that runtime takes them.
  *
  * - Where the runtime renders (`ok`, `ok-not-chat`), the messages must be the same: roles, part

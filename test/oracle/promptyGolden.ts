@@ -8,9 +8,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PyFloat } from '../../src/core/engine/jinja/values';
-import { promptyRuntimeInputs, renderPrompty, type PromptyLine, type PromptyResult } from '../../src/core/engine/prompty';
-import type { EngineMessage, EnginePart } from '../../src/core/engine/types';
+import { PyFloat } from '../../src/core/language/jinja/values';
+import { promptyRuntimeInputs, renderPrompty, type PromptyLine, type PromptyResult } from '../../src/core/language/prompty/engine';
+import type { EngineMessage, EnginePart } from '../../src/core/language/engineTypes';
 
 export interface GoldenCase {
   id: string;

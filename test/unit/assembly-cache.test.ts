@@ -12,7 +12,7 @@ import { analyzeTemplate } from '../../src/core/analyze';
 import { parseConfig } from '../../src/core/config/parse';
 import { parseFixture } from '../../src/core/fixture';
 import type { FileHost } from '../../src/core/host';
-import { parseTemplate } from '../../src/core/template';
+import { parseTemplate } from '../../src/core/language';
 import { chars4, getTokenizer } from '../../src/core/tokens';
 import type { Tokenizer } from '../../src/core/types';
 

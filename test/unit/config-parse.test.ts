@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig, parseInlineConfig, suggest } from '../../src/core/config/parse';
-import { parseTemplate } from '../../src/core/template';
+import { parseTemplate } from '../../src/core/language';
 import type { ConfigDoc, Span } from '../../src/core/types';
 import { at } from './support/spans';
 

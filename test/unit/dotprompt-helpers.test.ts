@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Dotprompt } from 'dotprompt';
-import { placeholderText, renderDotprompt } from '../../src/core/engine/dotprompt';
-import type { EngineMessage } from '../../src/core/engine/types';
+import { placeholderText, renderDotprompt } from '../../src/core/language/dotprompt/engine';
+import type { EngineMessage } from '../../src/core/language/engineTypes';
 import { parseConfig } from '../../src/core/config/parse';
 
 interface Case {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Dotprompt } from 'dotprompt';
-import { renderDotprompt } from '../../src/core/engine/dotprompt';
+import { renderDotprompt } from '../../src/core/language/dotprompt/engine';
 import { analyzeFile } from '../../src/core/analyze';
 import { MemoryHost } from '../fuzz/support';
 

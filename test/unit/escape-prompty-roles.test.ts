@@ -1,12 +1,12 @@
 /**
- * Role lines Prompty's chat parsers (src/core/engine/prompty.ts: 0.1.x's and v2's, checked
+ * Role lines Prompty's chat parsers (src/core/language/prompty/engine.ts: 0.1.x's and v2's, checked
  * against the runtimes' golden renderings) take as message boundaries must be neutralised in
  * untrusted text: the parsers are the oracle. v2 runs with strict mode off here, where a role
  * line printed from a value splits the message (strict mode refuses the render instead).
  */
 import { describe, expect, it } from 'vitest';
 import { findBreakouts, neutralise } from '../../src/core/assembly/escape';
-import { renderPrompty, type PromptyLine } from '../../src/core/engine/prompty';
+import { renderPrompty, type PromptyLine } from '../../src/core/language/prompty/engine';
 
 const TEMPLATES: Record<PromptyLine, string> = {
   '0.1': '---\nname: t\nmodel:\n  api: chat\n---\nsystem:\nRules.\n\nuser:\n{{ q }}\n',

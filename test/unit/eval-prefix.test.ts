@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { cachePrefixFindings, commonPrefix, slotStability } from '../../src/core/prefix';
 import { ContextConfigSchema } from '../../src/core/config/schema';
-import { parseTemplate } from '../../src/core/template';
+import { parseTemplate } from '../../src/core/language';
 import { analyzeTemplate } from '../../src/core/analyze';
 import { chars4 } from '../../src/core/tokens';
 import type { FileHost } from '../../src/core/host';

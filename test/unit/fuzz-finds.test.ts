@@ -7,7 +7,7 @@ import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 import { analyzeTemplate } from '../../src/core/analyze';
 import type { FileHost } from '../../src/core/host';
-import { MAX_TEMPLATE_FINDINGS, parseTemplate } from '../../src/core/template';
+import { MAX_TEMPLATE_FINDINGS, parseTemplate } from '../../src/core/language';
 
 const internal = (messages: string[]) => messages.filter((m) => /internal error/i.test(m));
 

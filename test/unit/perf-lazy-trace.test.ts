@@ -9,7 +9,7 @@ import { assemble } from '../../src/core/assembly';
 import { copyTrace, materializeTrace } from '../../src/core/assembly/stages/trace';
 import { ContextConfigSchema } from '../../src/core/config/schema';
 import { withCost } from '../../src/core/cost';
-import { parseTemplate } from '../../src/core/template';
+import { parseTemplate } from '../../src/core/language';
 import { getTokenizer } from '../../src/core/tokens';
 import type { FixtureDoc, FixtureItem, Span } from '../../src/core/types';
 

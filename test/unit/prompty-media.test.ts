@@ -10,7 +10,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { neutralise } from '../../src/core/assembly/escape';
-import { findImages, renderPrompty } from '../../src/core/engine/prompty';
+import { findImages, renderPrompty } from '../../src/core/language/prompty/engine';
 import { openWorkspace } from '../../src/lib';
 
 const EXAMPLE = path.join(__dirname, '..', '..', 'examples', 'refund-support');

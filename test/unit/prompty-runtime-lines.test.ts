@@ -5,7 +5,7 @@
  * output cannot be known never empties the request.
  */
 import { describe, expect, it } from 'vitest';
-import { promptyLineOf, renderPrompty } from '../../src/core/engine/prompty';
+import { promptyLineOf, renderPrompty } from '../../src/core/language/prompty/engine';
 
 const V01 = (body: string, extra = '') => `---\nname: t\nmodel:\n  api: chat\n${extra}---\n${body}`;
 const V2 = (body: string, extra = '') => `---\nname: t\nmodel:\n  id: gpt-4o\n${extra}---\n${body}`;

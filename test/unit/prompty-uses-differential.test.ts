@@ -1,6 +1,6 @@
 /**
- * The slot uses of a `.prompty` body, two ways: the template scanner (src/core/template/prompty.ts)
- * and the Jinja engine's own tree (engine/jinja/meta.ts, jinja2's find_undeclared_variables). Run
+ * The slot uses of a `.prompty` body, two ways: the template scanner (src/core/language/prompty/scan.ts)
+ * and the Jinja engine's own tree (language/jinja/meta.ts, jinja2's find_undeclared_variables). Run
  * on the examples, every Jinja case of the Prompty golden renderings and generated workspaces, it
  * lists every template where the two disagree on the set of slots; the engine's answer is the one
  * the renderer acts on.
@@ -9,9 +9,9 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseTemplate } from '../../src/core/template';
-import { parsePromptyBody } from '../../src/core/template/prompty';
-import { templateVariables } from '../../src/core/engine/jinja/meta';
+import { parseTemplate } from '../../src/core/language';
+import { parsePromptyBody } from '../../src/core/language/prompty/scan';
+import { templateVariables } from '../../src/core/language/jinja/meta';
 import { workspace } from '../fuzz/arbitraries';
 
 const REPO = path.resolve(__dirname, '../..');

@@ -4,7 +4,7 @@
  * Every span is checked against the source text it must cover.
  */
 import { describe, expect, it } from 'vitest';
-import { parseTemplate } from '../../src/core/template';
+import { parseTemplate } from '../../src/core/language';
 import type { Span, TemplateDoc, TemplateNode } from '../../src/core/types';
 import { at, expectSpansInside, slice, usesOf, view } from './support/spans';
 

@@ -18,13 +18,13 @@
  * and no message is dropped beyond what the runtime itself does: the messages are the runtime's.
  */
 import type { SlotConfig } from '../config/schema';
-import type { EngineMessage, EngineResult } from '../engine/types';
+import type { EngineMessage, EngineResult } from '../language/engineTypes';
 import type { FixtureDoc, MessagePart, RenderedMessage, Role, SlotKind, Span, TemplateDoc } from '../types';
 import type { WorkItem } from './item';
 import type { Envelope, EnvelopeKind } from './envelope';
 import type { Neutralised } from './escape';
-import { renderDotprompt } from '../engine/dotprompt';
-import { PROMPTY_LINE_LABEL, renderPrompty } from '../engine/prompty';
+import { renderDotprompt } from '../language/dotprompt/engine';
+import { PROMPTY_LINE_LABEL, renderPrompty } from '../language/prompty/engine';
 import { basename } from '../paths';
 import { ItemList, ItemValue, MARK_CHARS, mark, splitMarked, unmark } from './attribution';
 import { envelopeFor, sourcesOf } from './envelope';

@@ -13,7 +13,7 @@
  */
 import { isAlias, isMap, isScalar, isSeq } from 'yaml';
 import type { Pair, YAMLMap } from 'yaml';
-import { frontMatterYaml } from '../template/frontMatter';
+import { frontMatterYaml } from '../language/frontMatter';
 import { parseYaml } from '../text/yaml';
 import type { YamlSource } from '../text/yaml';
 import type { Span } from '../types';

@@ -14,7 +14,7 @@ import { redactPieces, redactSecrets, secretsOf } from '../text/secrets';
 import type { ConfigDoc, Finding, FixHint, Span } from '../types';
 import { findAt, keySpanAt, nodeSpan, parseYaml, toJs, valueSpanAt, yamlFindings } from '../text/yaml';
 import type { YamlPath, YamlSource } from '../text/yaml';
-import { frontMatterYaml } from '../template/frontMatter';
+import { frontMatterYaml } from '../language/frontMatter';
 import { ContextConfigSchema } from './schema';
 import type { ContextConfig } from './schema';
 

@@ -15,7 +15,7 @@ import { configRules } from '../rules/templateRules';
 import { fixtureTemplateUnresolved, fixtureTooLarge, requiredMissing } from '../rules/projectRules';
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';
 import { SAMPLE_FIXTURE, samplePath } from '../sample';
-import type { CodeRegistrySetting } from '../partials';
+import type { CodeRegistrySetting } from '../language/partials';
 import { assembleBound, bindModel, bindTemplate } from './bind';
 import { DEFAULT_MAX_FILE_SIZE, append, classifyFile, fixtureHead, readConfig, readFixture, readTemplate, resolveFixture, scanFixture, tooLarge } from './files';
 import { fixturesFor, pickFixture, templateForFixture, templatesUsing } from './lookup';

@@ -11,7 +11,7 @@
 import type { FileHost } from '../host';
 import type { ConfigDoc, Finding, FixtureDoc, TemplateDoc } from '../types';
 import { BoundedCache } from '../cache';
-import { parseTemplate } from '../template';
+import { parseTemplate } from '../language';
 import { parseConfig } from '../config/parse';
 import { fixtureName, parseFixture, resolveFixtureFiles } from '../fixture';
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';

@@ -26,11 +26,11 @@
 // @ts-expect-error -- Handlebars ships no typings for its CommonJS build; the shape used is declared below.
 import HandlebarsCjs from 'handlebars/dist/cjs/handlebars.js';
 import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
-import { redactQuoted } from '../text/secrets';
-import { dotpromptBodyLimit } from '../text/nesting';
-import type { Span } from '../types';
-import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from './types';
-import { BoundedCache } from '../cache';
+import { redactQuoted } from '../../text/secrets';
+import { dotpromptBodyLimit } from '../../text/nesting';
+import type { Span } from '../../types';
+import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from '../engineTypes';
+import { BoundedCache } from '../../cache';
 
 export interface DotpromptData {
   /** Template variables. */

@@ -8,13 +8,13 @@
  * stay on the source: Jinja whitespace control (`{%-`, `-%}`) and Mustache standalone lines
  * (a section tag alone on its line removes that line).
  */
-import { finding } from '../rules/registry';
-import { redactSecrets } from '../text/secrets';
-import type { Finding, Role, Span, TemplateMessage, TemplateNode } from '../types';
-import type { BodyResult } from './dotprompt';
-import { ForwardFinder, blankNodes, normalizeRole } from './shared';
-import type { EachNode, RawUse } from './shared';
-import { PROMPTY_ROLES, type PromptyLine } from '../engine/prompty';
+import { finding } from '../../rules/registry';
+import { redactSecrets } from '../../text/secrets';
+import type { Finding, Role, Span, TemplateMessage, TemplateNode } from '../../types';
+import type { BodyResult } from '../dotprompt/scan';
+import { ForwardFinder, blankNodes, normalizeRole } from '../shared';
+import type { EachNode, RawUse } from '../shared';
+import { PROMPTY_ROLES, type PromptyLine } from './engine';
 
 type IfNode = Extract<TemplateNode, { type: 'if' }>;
 
@@ -413,7 +413,7 @@ interface Frame {
 const MAX_BLOCK_DEPTH = 64;
 
 /**
- * A role line as the file's runtime line reads it (engine/prompty.ts PROMPTY_ROLES): 0.1.x
+ * A role line as the file's runtime line reads it (language/prompty/engine.ts PROMPTY_ROLES): 0.1.x
  * starts messages at system/user/assistant/function, with an optional leading `#`; v2 at
  * system/user/assistant/developer, also with `[key=value]` attributes.
  */

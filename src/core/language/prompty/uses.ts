@@ -1,13 +1,13 @@
 /**
- * The slot uses of a Jinja `.prompty` body as the engine's tree gives them (engine/jinja/meta.ts):
+ * The slot uses of a Jinja `.prompty` body as the engine's tree gives them (language/jinja/meta.ts):
  * which names the template reads from its context is decided by the same parser that renders it,
  * never by a second reading. The scanner's tree still supplies what only it models (the loop node
  * a use iterates, Prompty's chat-history loop); a name the scanner took for a slot but the engine
  * does not read (a keyword such as `missing`, a global such as `cycler`, a variable set in the
  * template) is no slot, and a name the scanner missed is.
  */
-import type { RawUse } from './shared';
-import { templateVariables } from '../engine/jinja/meta';
+import type { RawUse } from '../shared';
+import { templateVariables } from '../jinja/meta';
 
 /** The `template:` engine a Prompty front matter names (`template: mustache`, `template: { format|type: … }`). */
 export function promptyTemplateType(data: Record<string, unknown> | undefined): string | undefined {

@@ -18,13 +18,13 @@
  */
 import type { Finding, Role, TemplateDoc, TemplateFormat } from '../types';
 import { finding } from '../rules/registry';
-import { parseDotpromptBody } from './dotprompt';
+import { parseDotpromptBody } from './dotprompt/scan';
 import { parseFrontMatter } from './frontMatter';
-import { parsePromptyBody } from './prompty';
+import { parsePromptyBody } from './prompty/scan';
 import { finishUses } from './shared';
 import { dotpromptBodyLimit } from '../text/nesting';
-import { engineUses, promptyTemplateType } from './engineUses';
-import { promptyLineOf } from '../engine/prompty';
+import { engineUses, promptyTemplateType } from './prompty/uses';
+import { promptyLineOf } from './prompty/engine';
 
 export function templateFormat(path: string): TemplateFormat {
   return /\.prompty$/i.test(path) ? 'prompty' : 'prompt';
@@ -86,6 +86,6 @@ export function parseTemplate(path: string, text: string): TemplateDoc {
 }
 
 export { splitFrontMatter } from './frontMatter';
-export { promptyTemplateType } from './engineUses';
+export { promptyTemplateType } from './prompty/uses';
 export { findDelimiterPairs } from './delimiters';
 export type { DelimiterPair } from './delimiters';

@@ -6,9 +6,9 @@
  * falsy rules (`0` and `False` print, other falsy values print nothing). No partials are given
  * by either runtime, so a partial renders empty. Lambdas cannot occur (the values are data).
  */
-import type { Span } from '../types';
-import { isPySpaceCode } from './jinja/pystr';
-import { PyDict, PyFloat, PyTuple, Unsupported, fromJs, pyStr, type PyValue } from './jinja/values';
+import type { Span } from '../../types';
+import { isPySpaceCode } from '../jinja/pystr';
+import { PyDict, PyFloat, PyTuple, Unsupported, fromJs, pyStr, type PyValue } from '../jinja/values';
 
 export type MustacheDialect = 'prompty-0.1' | 'chevron';
 

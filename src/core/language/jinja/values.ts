@@ -9,7 +9,7 @@
  * cannot be made identical throws Unsupported; what Python would raise throws PyError.
  */
 import type { Span } from '../../types';
-import { isStringable } from '../types';
+import { isStringable } from '../engineTypes';
 import { floatRepr } from './pynum';
 import { codePoints, pyLen, pyStrCompare, pyStrRepr } from './pystr';
 

@@ -21,12 +21,12 @@
  * with a placeholder and reported, so the rest of the request still renders.
  */
 import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
-import type { Span } from '../types';
-import { Interpreter, compileTemplate, unitOf, type RenderNote, type Unit } from './jinja/interpreter';
-import { PY_WS, isPySpaceCode, pySplitlines, pyStrip } from './jinja/pystr';
-import { LimitError, PyDict, PyError, PyFloat, Unsupported, fromJs, pyStr as pyStrOf, type PyValue } from './jinja/values';
+import type { Span } from '../../types';
+import { Interpreter, compileTemplate, unitOf, type RenderNote, type Unit } from '../jinja/interpreter';
+import { PY_WS, isPySpaceCode, pySplitlines, pyStrip } from '../jinja/pystr';
+import { LimitError, PyDict, PyError, PyFloat, Unsupported, fromJs, pyStr as pyStrOf, type PyValue } from '../jinja/values';
 import { renderMustache, MustacheError, type MustacheDialect } from './mustache';
-import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from './types';
+import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from '../engineTypes';
 
 /** The runtime line a file follows. */
 export type PromptyLine = '0.1' | 'v2';

@@ -10,11 +10,11 @@
  * them (`codeRegistry`). A declared partial with a `file` is read from that file; one without is
  * rendered as a placeholder; a partial that is neither a file nor declared is `unknown-partial`.
  */
-import type { FileHost } from './host';
-import type { CodeHelper, CodePartial, ContextConfig } from './config/schema';
-import type { Finding, Span, TemplateDoc } from './types';
-import { dirname, join, resolveInWorkspace } from './paths';
-import { finding } from './rules/registry';
+import type { FileHost } from '../host';
+import type { CodeHelper, CodePartial, ContextConfig } from '../config/schema';
+import type { Finding, Span, TemplateDoc } from '../types';
+import { dirname, join, resolveInWorkspace } from '../paths';
+import { finding } from '../rules/registry';
 
 /** Helpers and partials registered in the application's code, from the config and the editor setting. */
 export interface CodeRegistry {

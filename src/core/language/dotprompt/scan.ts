@@ -10,12 +10,12 @@
  */
 import { parse } from '@handlebars/parser';
 import type { AST } from '@handlebars/parser';
-import { finding } from '../rules/registry';
-import { redactSecrets } from '../text/secrets';
-import { LineIndex } from '../text/lineIndex';
-import type { Finding, Role, Span, TemplateMessage, TemplateNode } from '../types';
-import { ForwardFinder, blankNodes, normalizeRole } from './shared';
-import type { EachNode, RawUse } from './shared';
+import { finding } from '../../rules/registry';
+import { redactSecrets } from '../../text/secrets';
+import { LineIndex } from '../../text/lineIndex';
+import type { Finding, Role, Span, TemplateMessage, TemplateNode } from '../../types';
+import { ForwardFinder, blankNodes, normalizeRole } from '../shared';
+import type { EachNode, RawUse } from '../shared';
 
 export interface BodyResult {
   messages: TemplateMessage[];
