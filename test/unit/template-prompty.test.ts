@@ -350,3 +350,22 @@ describe('prompty: deep nesting', () => {
     expect(d.uses.map((u) => u.slot)).toEqual([...Array.from({ length: depth }, (_, i) => `list${i}`), 'q', 'after']);
   });
 });
+
+describe('prompty: the drift of the old scanner, now the engine tree decides', () => {
+  it('{{ context }} is a slot (Prompty evaluator samples read it); `missing` and globals are not keywords to it', () => {
+    const d = parseTemplate('/w/e.prompty', 'system:\nJudge from the context.\nuser:\n{{ context }} {{ missing }} {{ cycler("a") }}');
+    expect([...new Set(d.uses.map((u) => u.slot))].sort()).toEqual(['context', 'missing']);
+  });
+
+  it('{{if topic == "x"}} (a statement written in print braces) is no slot named after its text', () => {
+    const d = parseTemplate('/w/i.prompty', 'user:\n{{if topic == "x"}}\n{{ q }}');
+    expect(d.uses.map((u) => u.slot)).not.toContain('if topic == "x"');
+    // Jinja2 refuses the tag (the engine reports it when it renders); the names stay names.
+    expect(d.uses.every((u) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(u.slot))).toBe(true);
+  });
+
+  it('a `# system:` line starts a system message, as Prompty 0.1.x reads it', () => {
+    const d = parseTemplate('/w/h.prompty', '# system:\nRules.\nuser:\n{{ q }}');
+    expect(d.messages.map((m) => m.role)).toEqual(['system', 'user']);
+  });
+});
