@@ -178,6 +178,15 @@ export function restore(text: string, changes: readonly Neutralised[]): string {
   return out + text.slice(from);
 }
 
+/**
+ * The sources of the breakout patterns, for a cache key of the breakout scan (contentCache.ts):
+ * the patterns without a label and with a probe label, so a change to any pattern of this module
+ * changes the key.
+ */
+export function breakoutPatternSources(): string[] {
+  return [compile(undefined).re.source, compile('LABEL').re.source];
+}
+
 /** Every sequence `escapeUntrusted` would neutralise, in text order. */
 export function findBreakouts(text: string, label?: string | readonly string[]): Breakout[] {
   const out: Breakout[] = [];

@@ -9,7 +9,7 @@ import type { WorkItem } from './item';
 import type { SlotState } from './render';
 import { finding } from '../rules/registry';
 import { formatTokens as fmt } from '../budget';
-import { findBreakouts } from './escape';
+import { breakoutPatternSources, findBreakouts } from './escape';
 import { placementOf } from './order';
 import { dataVersion } from './contentCache';
 import { itemScan } from './item';
@@ -96,6 +96,8 @@ const ANY_OVERRIDE = anyOf(OVERRIDE_PATTERNS);
 const ANY_INJECTION = anyOf(INJECTION_PATTERNS);
 /** Cache keys of the two phrase scans (contentCache.ts): named by their options and their patterns. */
 const PHRASES_KEY = `phrases:${dataVersion(ANY_INJECTION.source, ANY_OVERRIDE.source)}`;
+/** Cache key prefix of the breakout scan: named by the version of its patterns (the delimiters follow). */
+const BREAKOUTS_KEY = `breakouts:${dataVersion(...breakoutPatternSources())}`;
 
 /** Instruction-like phrases in `text`; `actions: false` looks for override phrases only. */
 export function findInjectionPhrases(text: string, opts: { actions?: boolean } = {}): Array<{ index: number; text: string }> {
@@ -117,7 +119,7 @@ export function contentFindings(ctx: FindingContext, slot: SlotState, items: rea
   for (const item of items) {
     if (slot.untrusted) {
       const seen = new Set<string>();
-      for (const b of itemScan(item, `breakouts:${slot.escapeWith.join('\u0000')}`, (t) => findBreakouts(t, slot.escapeWith))) {
+      for (const b of itemScan(item, `${BREAKOUTS_KEY}:${slot.escapeWith.join('\u0000')}`, (t) => findBreakouts(t, slot.escapeWith))) {
         if (seen.has(b.kind)) continue;
         seen.add(b.kind);
         const shown = b.kind === 'role-marker' ? markerText(item.text, b.index, b.text) : delimiterText(item.text, b.index, b.text);
