@@ -405,21 +405,42 @@ function parseContent01(content: string, readFile: PromptyOptions['readFile']): 
 
 const ROLES_01 = ['assistant', 'function', 'system', 'user'];
 
-/** `(?i)^\s*#?\s*(assistant|function|system|user)\s*:\s*\n` with re.MULTILINE. */
-const SEPARATOR_01 = new RegExp(`(?<![^\\n])${WS}*#?${WS}*(${ROLES_01.map(caseless).join('|')})${WS}*:${WS}*\\n`, 'gu');
+/**
+ * `(?i)^\s*#?\s*(assistant|function|system|user)\s*:\s*\n` with re.MULTILINE, tried at one line
+ * start (sticky).
+ */
+const SEPARATOR_01 = new RegExp(`${WS}*#?${WS}*(${ROLES_01.map(caseless).join('|')})${WS}*:${WS}*\\n`, 'uy');
+const WS_RUN = new RegExp(`${WS}*`, 'uy');
 
 function isRole01(chunk: string): boolean {
   return ROLES_01.includes(pyStrip(chunk, null, true, true).toLowerCase());
 }
 
-/** re.split(separator, data): the text between role lines and the role words, alternating. */
+/**
+ * re.split(separator, data): the text between role lines and the role words, alternating. The
+ * pattern is tried at each line start, except that a failed try at line start p also rules out
+ * every line start inside p's whitespace run (from any of them the pattern meets the same first
+ * non-space character), so the scan is linear: trying each of them re-scanned the rest of a long
+ * blank run (16 KB of blank lines took a minute; found by the fuzz suite). The splits are the same.
+ */
 function splitRoles01(data: string): string[] {
   const out: string[] = [];
   let last = 0;
-  SEPARATOR_01.lastIndex = 0;
-  for (let m = SEPARATOR_01.exec(data); m; m = SEPARATOR_01.exec(data)) {
-    out.push(data.slice(last, m.index), m[1]);
-    last = m.index + m[0].length;
+  let p = 0;
+  while (p <= data.length) {
+    SEPARATOR_01.lastIndex = p;
+    const m = SEPARATOR_01.exec(data);
+    if (m) {
+      out.push(data.slice(last, p), m[1]);
+      // A match ends with a line break, so the next try is a line start.
+      last = p = p + m[0].length;
+      continue;
+    }
+    WS_RUN.lastIndex = p;
+    WS_RUN.exec(data);
+    const nl = data.indexOf('\n', WS_RUN.lastIndex);
+    if (nl < 0) break;
+    p = nl + 1;
   }
   out.push(data.slice(last));
   return out;
