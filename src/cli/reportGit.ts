@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import type { FileHost } from '../core/host';
 import { globFolderFilter, globMatcher, MAX_GLOB_PATTERN, toPosix } from '../node/fileHost';
+import { climbGlob } from '../core/paths';
 
 /** An error the report explains and exits 2 on: not a repository, no such base, a shallow clone. */
 export class GitError extends Error {}
@@ -186,12 +187,7 @@ export class GitTreeHost implements FileHost {
 
   glob(dir: string, pattern: string): string[] {
     if (!pattern.trim() || pattern.length > MAX_GLOB_PATTERN) return [];
-    let base = dir;
-    let pat = pattern;
-    while (pat.startsWith('../')) {
-      base = base.slice(0, Math.max(base.lastIndexOf('/'), 0)) || '/';
-      pat = pat.slice(3);
-    }
+    const { base, pattern: pat } = climbGlob(dir, pattern);
     const key = `${base}\u0000${pat}`;
     const hit = this.globs.get(key);
     if (hit) return [...hit];

@@ -73,6 +73,20 @@ export function basename(path: string): string {
 }
 
 /** True when `path` is `root` itself or lies below it (lexically). */
+/**
+ * A glob pattern that climbs out of its folder (`../fixtures/*.yaml`) as the folder it names and
+ * the rest of the pattern, so hosts walk it from there.
+ */
+export function climbGlob(dir: string, pattern: string): { base: string; pattern: string } {
+  let base = dir;
+  let pat = pattern;
+  while (pat.startsWith('../')) {
+    base = base.slice(0, Math.max(base.lastIndexOf('/'), 0)) || '/';
+    pat = pat.slice(3);
+  }
+  return { base, pattern: pat };
+}
+
 export function isInside(root: string, path: string): boolean {
   const r = normalize(root);
   const p = normalize(path);

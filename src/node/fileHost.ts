@@ -21,6 +21,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FileHost } from '../core/host';
 import { useSha256 } from '../core/assembly/sha256';
+import { climbGlob } from '../core/paths';
 
 const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'out', '.cache', '.vscode-test']);
 /** Upper bound on entries visited by one glob, so a huge tree cannot stall a request. */
@@ -403,12 +404,7 @@ export class DiskFileHost implements FileHost {
     // Patterns come from configs: an empty or absurd one matches nothing rather than throwing.
     if (!pattern.trim() || pattern.length > MAX_GLOB_PATTERN) return [];
     // Patterns that climb out of dir (`../fixtures/*.yaml`) are walked from the folder they name.
-    let base = dir;
-    let pat = pattern;
-    while (pat.startsWith('../')) {
-      base = base.slice(0, Math.max(base.lastIndexOf('/'), 0)) || '/';
-      pat = pat.slice(3);
-    }
+    const { base, pattern: pat } = climbGlob(dir, pattern);
     if (pat !== pattern) return this.glob(base, pat);
     const literal = this.literalGlob(dir, pattern);
     if (literal) return literal;

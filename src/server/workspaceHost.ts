@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { FileHost } from '../core/host';
 import { DiskFileHost, globMatcher } from '../node/fileHost';
 import { toPosix } from './uri';
+import { climbGlob } from '../core/paths';
 
 interface Overlay {
   text: string;
@@ -178,13 +179,9 @@ export class WorkspaceHost implements FileHost {
   }
 
   private overlayMatches(dir: string, pattern: string): string[] {
-    let base = dir;
-    let pat = pattern;
-    while (pat.startsWith('../')) {
-      base = path.posix.dirname(base);
-      pat = pat.slice(3);
-    }
-    if (pat.startsWith('./')) pat = pat.slice(2);
+    const climbed = climbGlob(dir, pattern);
+    const base = climbed.base;
+    const pat = climbed.pattern.startsWith('./') ? climbed.pattern.slice(2) : climbed.pattern;
     const isMatch = globMatcher(pat);
     if (!isMatch) return [];
     const prefix = base.endsWith('/') ? base : base + '/';
