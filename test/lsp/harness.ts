@@ -141,6 +141,8 @@ export class LspSession {
   readonly stdout: Buffer[] = [];
   readonly stderr: Buffer[] = [];
   exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** True once the process has exited and its stdio streams have ended: stdout is complete. */
+  closed = false;
   initializeResult!: InitializeResult;
   private readonly waiters = new Waiters();
 
@@ -162,6 +164,10 @@ export class LspSession {
     proc.stderr!.on('data', (b: Buffer) => s.stderr.push(b));
     proc.on('exit', (code, signal) => {
       s.exited = { code, signal };
+      s.waiters.poke();
+    });
+    proc.on('close', () => {
+      s.closed = true;
       s.waiters.poke();
     });
     // A write to a dead server must fail the waiting test, not crash the runner.
@@ -235,6 +241,7 @@ export class LspSession {
       // The process is ended below either way.
     }
     await this.waiters.until(() => this.exited !== undefined, 'server exit', 5000).catch(() => this.proc.kill('SIGKILL'));
+    await this.waiters.until(() => this.closed, 'server stdio closed', 5000).catch(() => undefined);
     this.connection.dispose();
   }
 

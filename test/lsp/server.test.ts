@@ -294,7 +294,11 @@ describe('language server over stdio', () => {
     expect(published[published.length - 1]).toBe(last);
   });
 
-  it('writes nothing but LSP frames to stdout', () => {
+  // Last in this block: it ends the server, so that stdout is complete (a snapshot taken while the
+  // server runs can end inside a frame still being written).
+  it('writes nothing but LSP frames to stdout', async () => {
+    await client.stop();
+    expect(client.session.closed).toBe(true);
     const frames = parseFrames(client.session.stdout);
     expect(frames.length).toBeGreaterThan(10);
   });
