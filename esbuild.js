@@ -47,6 +47,8 @@ const targets = [
   },
   // `ctxlens serve` on its own: node dist/service.js --port 0 --root prompts
   { entry: 'src/service/main.ts', outfile: 'dist/service.js', platform: 'node', format: 'cjs' },
+  // The service's worker thread (started by dist/cli.js serve and dist/service.js)
+  { entry: 'src/service/worker.ts', outfile: 'dist/serviceWorker.js', platform: 'node', format: 'cjs' },
 ];
 
 /** Newest modification time of the files under `dir` (ms), for the up-to-date check of generated files. */

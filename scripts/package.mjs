@@ -71,7 +71,7 @@ export function packageExtension({ log = console.log } = {}) {
   // The CLI bundle is the `ctxlens` command of the npm package, not part of the editor extension;
   // source maps would only appear if esbuild.js changed its production settings.
   // The CLI, the npm library and the service are for the npm package, not the editor.
-  for (const f of ['cli.js', 'service.js', 'lib']) rmSync(join(stage, 'dist', f), { recursive: true, force: true });
+  for (const f of ['cli.js', 'service.js', 'serviceWorker.js', 'lib']) rmSync(join(stage, 'dist', f), { recursive: true, force: true });
   for (const f of readdirSync(join(stage, 'dist'), { recursive: true })) {
     if (String(f).endsWith('.map')) rmSync(join(stage, 'dist', String(f)), { force: true });
   }

@@ -22,6 +22,8 @@ export class Metrics {
   private assemblies = 0;
   private cacheHits = 0;
   private readonly started = Date.now();
+  /** The worker pool's state at the time of a scrape (the server sets it). */
+  gauges?: () => { workers: number; busy: number; queued: number; replaced: number };
 
   observe(route: string, status: number, seconds: number): void {
     const key = `${route}\u0000${status}`;
@@ -68,6 +70,13 @@ export class Metrics {
     for (const [kind, n] of [...this.errors.entries()].sort()) lines.push(`ctxlens_http_errors_total{kind="${esc(kind)}"} ${n}`);
     lines.push('# HELP ctxlens_assemblies_total Requests assembled.', '# TYPE ctxlens_assemblies_total counter', `ctxlens_assemblies_total ${this.assemblies}`);
     lines.push('# HELP ctxlens_response_cache_hits_total Requests answered from the response cache (byte-identical request, unchanged template files).', '# TYPE ctxlens_response_cache_hits_total counter', `ctxlens_response_cache_hits_total ${this.cacheHits}`);
+    const g = this.gauges?.();
+    if (g) {
+      lines.push('# HELP ctxlens_workers Worker threads that parse and assemble requests.', '# TYPE ctxlens_workers gauge', `ctxlens_workers ${g.workers}`);
+      lines.push('# HELP ctxlens_workers_busy Worker threads working on a request.', '# TYPE ctxlens_workers_busy gauge', `ctxlens_workers_busy ${g.busy}`);
+      lines.push('# HELP ctxlens_queue_depth Requests waiting for a worker.', '# TYPE ctxlens_queue_depth gauge', `ctxlens_queue_depth ${g.queued}`);
+      lines.push('# HELP ctxlens_workers_replaced_total Workers replaced after a crash, the heap limit or the work limit.', '# TYPE ctxlens_workers_replaced_total counter', `ctxlens_workers_replaced_total ${g.replaced}`);
+    }
     lines.push('# HELP ctxlens_uptime_seconds Seconds since the service started.', '# TYPE ctxlens_uptime_seconds gauge', `ctxlens_uptime_seconds ${((Date.now() - this.started) / 1000).toFixed(3)}`);
     return lines.join('\n') + '\n';
   }

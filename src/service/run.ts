@@ -13,8 +13,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_CACHE_SIZE, DEFAULT_DRAIN_MS, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS, DEFAULT_PORT, DEFAULT_RESPONSE_CACHE, createService } from './server';
+import { DEFAULT_CACHE_SIZE, DEFAULT_DRAIN_MS, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WORK_MS, DEFAULT_PORT, DEFAULT_RESPONSE_CACHE, createService } from './server';
 import { MIN_TOKEN_LENGTH, isLoopback } from './guard';
+
+/** Worker threads of `ctxlens serve` by default: one, so the serving thread stays free for I/O. */
+export const DEFAULT_WORKERS = 1;
 
 /** The environment variable holding the bearer token. */
 export const TOKEN_ENV = 'CTXLENS_TOKEN';
@@ -28,6 +31,7 @@ interface Io {
 
 export const SERVE_USAGE = `ctxlens serve [--root DIR] [--host 127.0.0.1] [--port ${DEFAULT_PORT}] [--max-body 2mb] [--cache-size ${DEFAULT_CACHE_SIZE}] [--response-cache ${DEFAULT_RESPONSE_CACHE}] [--model M]
        [--token-file FILE] [--allow-host NAME]... [--max-connections ${DEFAULT_MAX_CONNECTIONS}] [--drain-timeout ${DEFAULT_DRAIN_MS / 1000}s]
+       [--workers ${DEFAULT_WORKERS}] [--max-queue ${DEFAULT_MAX_QUEUE}] [--work-limit ${DEFAULT_MAX_WORK_MS / 1000}s]
   The token may also come from $${TOKEN_ENV}; it is required when --host is not a loopback address.`;
 
 /** `2097152`, `512kb`, `2mb` as bytes. */
@@ -72,6 +76,9 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
         'allow-host': { type: 'string', multiple: true },
         'max-connections': { type: 'string' },
         'drain-timeout': { type: 'string' },
+        workers: { type: 'string' },
+        'max-queue': { type: 'string' },
+        'work-limit': { type: 'string' },
       },
     }).values;
   } catch (e) {
@@ -91,6 +98,12 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
   if (!Number.isInteger(maxConnections) || maxConnections < 1) return usage(io, '--max-connections takes a whole number of at least 1');
   const drainMs = values['drain-timeout'] === undefined ? DEFAULT_DRAIN_MS : parseDuration(values['drain-timeout'] as string);
   if (drainMs === undefined) return usage(io, '--drain-timeout takes a duration such as 10s or 500ms');
+  const workers = values.workers === undefined ? DEFAULT_WORKERS : Number(values.workers);
+  if (!Number.isInteger(workers) || workers < 0 || workers > 64) return usage(io, '--workers takes a whole number from 0 to 64 (0 assembles in the serving thread)');
+  const maxQueue = values['max-queue'] === undefined ? DEFAULT_MAX_QUEUE : Number(values['max-queue']);
+  if (!Number.isInteger(maxQueue) || maxQueue < 0) return usage(io, '--max-queue takes a whole number (requests waiting for a worker; more are answered 503)');
+  const maxWorkMs = values['work-limit'] === undefined ? DEFAULT_MAX_WORK_MS : parseDuration(values['work-limit'] as string);
+  if (maxWorkMs === undefined || maxWorkMs < 1) return usage(io, '--work-limit takes a duration such as 20s or 500ms');
   const host = (values.host as string | undefined) ?? DEFAULT_HOST;
   const allowHosts = (values['allow-host'] as string[] | undefined) ?? [];
   if (allowHosts.some((h) => !/^[A-Za-z0-9.\-:[\]]{1,253}$/.test(h))) return usage(io, '--allow-host takes a host name or address (no scheme, port or path)');
@@ -111,7 +124,7 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH) return usage(io, `the token is ${token.length} characters long; give at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 32)`);
   if (!isLoopback(host) && token === undefined) return usage(io, `--host ${host} is reachable from other machines; give a bearer token with --token-file FILE or $${TOKEN_ENV} (or bind 127.0.0.1)`);
 
-  const service = createService({ root, host, port, maxBody, cacheSize, responseCache, defaultModel: values.model as string | undefined, allowHosts, maxConnections, ...(token !== undefined ? { token } : {}) });
+  const service = createService({ root, host, port, maxBody, cacheSize, responseCache, defaultModel: values.model as string | undefined, allowHosts, maxConnections, workers, maxQueue, maxWorkMs, ...(token !== undefined ? { token } : {}) });
   service
     .listen()
     .then((a) => {

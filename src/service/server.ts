@@ -18,33 +18,34 @@
  * unfinished after a deadline and resolves.
  */
 import * as fs from 'node:fs';
-import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import * as nodePath from 'node:path';
-import { openWorkspace } from '../lib/workspace';
-import { checkCitations, suppliedEvidence } from '../lib/evidence';
 import type { SuppliedEvidence } from '../lib/evidence';
 import { VERSION } from '../lib/version';
 import { toPosix } from '../node/fileHost';
-import { contextReply, errorReply } from './context';
-import { checkTemplateName } from './templates';
+import { errorReply } from './context';
 import type { Reply } from './context';
+import { DEFAULT_RESPONSE_CACHE, DEFAULT_RESPONSE_CACHE_BYTES, DEFAULT_REVALIDATE_MS, createAnswerer } from './answer';
+import type { Answer, AnswerOptions, AnswerRoute, Remembered } from './answer';
+import { AnswerPool, Overloaded, WorkerFailed, WorkerLost } from './pool';
 import { Lru } from './lru';
 import { BearerToken, checkHostAndOrigin } from './guard';
 import { redactSecrets } from '../core/text/secrets';
 import { Metrics } from './metrics';
-import { ContextRequestSchema, ValidateRequestSchema, firstIssue } from './schema';
 
 export const DEFAULT_PORT = 8710;
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
 export const DEFAULT_CACHE_SIZE = 1000;
-export const DEFAULT_RESPONSE_CACHE = 256;
-export const DEFAULT_REVALIDATE_MS = 500;
-/** Bytes of the response cache (its entries are whole response bodies, megabytes each at most). */
-export const DEFAULT_RESPONSE_CACHE_BYTES = 64 * 1024 * 1024;
+export { DEFAULT_RESPONSE_CACHE, DEFAULT_RESPONSE_CACHE_BYTES, DEFAULT_REVALIDATE_MS } from './answer';
+/** Requests waiting for a worker at most (beyond: 503 `overloaded`). */
+export const DEFAULT_MAX_QUEUE = 64;
+/** Milliseconds one request may run in a worker. */
+export const DEFAULT_MAX_WORK_MS = 20_000;
+/** Heap (old generation, MB) of each worker at least; more for larger --max-body. */
+export const DEFAULT_WORKER_HEAP_MB = 1024;
 /** Bytes of the `context_id` evidence cache. */
 export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_MAX_CONNECTIONS = 256;
@@ -85,6 +86,17 @@ export interface ServiceOptions {
   requestTimeoutMs?: number;
   /** Milliseconds an idle keep-alive connection stays open (behind a proxy: above the proxy's idle timeout). */
   keepAliveTimeoutMs?: number;
+  /**
+   * Worker threads that parse and assemble (0: this thread does, as an embedded handler). `ctxlens
+   * serve` starts one, so `/healthz` and refusals are answered while assemblies run.
+   */
+  workers?: number;
+  /** The worker script (default: serviceWorker.js beside the bundle). */
+  workerFile?: string;
+  /** Requests waiting for a worker at most; more are answered 503 `overloaded`. */
+  maxQueue?: number;
+  /** Milliseconds one request may run in a worker before it is stopped (503 `work_limit`). */
+  maxWorkMs?: number;
 }
 
 export interface Service {
@@ -164,86 +176,56 @@ function readBody(req: http.IncomingMessage, max: number, discardMax: number): P
   });
 }
 
-function parseJson(buf: Buffer): unknown {
-  if (!buf.length) throw new BodyError(400, 'invalid_json', 'the body is empty; send a JSON object');
-  try {
-    return JSON.parse(buf.toString('utf8'));
-  } catch (e) {
-    throw new BodyError(400, 'invalid_json', `the body is not valid JSON: ${(e as Error).message}`);
-  }
-}
-
 export function createService(options: ServiceOptions = {}): Service {
   const root = toPosix(nodePath.resolve(options.root ?? '.'));
   if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) throw new Error(`--root ${root} is not a folder`);
-  const realRoot = fs.realpathSync(root);
   const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
-  const workspace = openWorkspace(root, { defaultModel: options.defaultModel, revalidateMs: options.revalidateMs ?? DEFAULT_REVALIDATE_MS });
   const metrics = new Metrics();
-  const recent = new Lru<string, SuppliedEvidence>(options.cacheSize ?? DEFAULT_CACHE_SIZE, options.cacheBytes ?? DEFAULT_CACHE_BYTES, evidenceBytes);
-  // Seed 002's "fully assembled context" cache: the same request bytes against the same template
-  // files give the same response, so it is served again while the template's binding is the same
-  // object (a changed template, config or partial makes a new one). Only successful answers are kept.
-  const responses = new Lru<string, { binding: object; body: string; remember?: Reply['remember'] }>(
-    options.responseCache ?? DEFAULT_RESPONSE_CACHE,
-    options.responseCacheBytes ?? DEFAULT_RESPONSE_CACHE_BYTES,
-    (e) => 2 * e.body.length + (e.remember ? evidenceBytes(e.remember.evidence) : 0),
-  );
+  // Weighed where the answer was made (Remembered.bytes), not here.
+  const recent = new Lru<string, Remembered>(options.cacheSize ?? DEFAULT_CACHE_SIZE, options.cacheBytes ?? DEFAULT_CACHE_BYTES, (r) => r.bytes);
+  const answerOptions: AnswerOptions = {
+    root,
+    ...(options.defaultModel !== undefined ? { defaultModel: options.defaultModel } : {}),
+    responseCache: options.responseCache ?? DEFAULT_RESPONSE_CACHE,
+    responseCacheBytes: options.responseCacheBytes ?? DEFAULT_RESPONSE_CACHE_BYTES,
+    revalidateMs: options.revalidateMs ?? DEFAULT_REVALIDATE_MS,
+    contextCacheSize: recent.capacity,
+  };
+  const workers = options.workers ?? 0;
+  // With workers, the answers are made in their threads (pool.ts); without, in this one.
+  const pool =
+    workers > 0
+      ? new AnswerPool({
+          file: options.workerFile ?? nodePath.join(__dirname, 'serviceWorker.js'),
+          size: workers,
+          answer: answerOptions,
+          maxQueue: options.maxQueue ?? DEFAULT_MAX_QUEUE,
+          maxWorkMs: options.maxWorkMs ?? DEFAULT_MAX_WORK_MS,
+          heapMb: Math.max(DEFAULT_WORKER_HEAP_MB, Math.ceil(maxBody / (1024 * 1024)) * 256),
+          evidence: (id) => recent.get(id)?.evidence,
+        })
+      : undefined;
+  const local = pool ? undefined : createAnswerer(answerOptions);
+  metrics.gauges = () => ({ workers: pool?.size ?? 0, busy: pool?.busy ?? 0, queued: pool?.queued ?? 0, replaced: pool?.replaced ?? 0 });
   const token = options.token !== undefined ? new BearerToken(options.token) : undefined;
   const host = options.host ?? DEFAULT_HOST;
   const policy = { bound: host, allow: (options.allowHosts ?? []).map((h) => h.toLowerCase()) };
   let draining = false;
 
-  const context = (raw: Buffer, body: unknown): Reply | { status: 200; text: string } => {
-    const parsed = ContextRequestSchema.safeParse(body);
-    if (!parsed.success) {
-      const i = firstIssue(parsed.error);
-      return errorReply(400, 'invalid_request', i.message, i.path ? { path: i.path } : {});
+  const answer = async (route: AnswerRoute, body: Buffer): Promise<Answer> => {
+    let a: Answer;
+    if (pool) a = await pool.run(route, body);
+    else {
+      const first = local!.answer(route, body);
+      a = 'need' in first ? first.resume(recent.get(first.need)?.evidence) : first;
     }
-    let key: string | undefined;
-    let binding: object | undefined;
-    if (responses.capacity > 0 && checkTemplateName(root, realRoot, parsed.data.template).ok) {
-      try {
-        binding = workspace.bindingOf(parsed.data.template, parsed.data.model);
-        key = createHash('sha256').update(raw).digest('hex');
-        const hit = responses.get(key);
-        if (hit && hit.binding === binding) {
-          metrics.cacheHit();
-          if (hit.remember) recent.set(hit.remember.contextId, hit.remember.evidence);
-          return { status: 200, text: hit.body };
-        }
-      } catch {
-        // The template cannot be bound (missing, refused, unusable): contextReply says why.
-        key = undefined;
-      }
-    }
-    const reply = contextReply(parsed.data, { workspace, root, realRoot, onAssembled: () => metrics.assembled() });
-    if (reply.remember) recent.set(reply.remember.contextId, reply.remember.evidence);
-    if (key !== undefined && binding !== undefined && reply.status === 200) {
-      const text = JSON.stringify(reply.body);
-      responses.set(key, { binding, body: text, ...(reply.remember ? { remember: reply.remember } : {}) });
-      return { status: 200, text };
-    }
-    return reply;
+    if (a.remember) recent.set(a.remember.contextId, a.remember);
+    if (a.assembled) metrics.assembled();
+    if (a.cacheHit) metrics.cacheHit();
+    return a;
   };
 
-  const validate = (body: unknown): Reply => {
-    const parsed = ValidateRequestSchema.safeParse(body);
-    if (!parsed.success) {
-      const i = firstIssue(parsed.error);
-      return errorReply(400, 'invalid_request', i.message, i.path ? { path: i.path } : {});
-    }
-    const v = parsed.data;
-    let evidence: SuppliedEvidence | undefined;
-    if (v.context_id !== undefined) {
-      evidence = recent.get(v.context_id);
-      if (!evidence) return errorReply(404, 'context_not_found', `context_id ${v.context_id} is not among this instance's ${recent.capacity} most recent responses (the cache is per instance and not kept across restarts); send the response's trace instead`, { path: 'context_id' });
-    } else evidence = suppliedEvidence(v.trace!);
-    const check = checkCitations({ ...(v.answer !== undefined ? { answer: v.answer } : {}), citations: v.citations }, evidence);
-    return { status: 200, body: check };
-  };
-
-  const send = (res: http.ServerResponse, status: number, body: string, type: string, extra: Record<string, string> = {}) => {
+  const send = (res: http.ServerResponse, status: number, body: string | Uint8Array, type: string, extra: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...extra });
     res.end(body);
   };
@@ -255,16 +237,24 @@ export function createService(options: ServiceOptions = {}): Service {
     const route = url in ROUTES ? url : 'other';
     res.on('finish', () => {
       metrics.observe(route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
-      if (res.statusCode >= 400) metrics.error(res.statusCode >= 500 ? 'internal' : res.statusCode === 413 ? 'payload_too_large' : res.statusCode === 404 ? 'not_found' : 'bad_request');
+      if (res.statusCode >= 400) metrics.error(res.statusCode === 503 ? 'overloaded' : res.statusCode >= 500 ? 'internal' : res.statusCode === 413 ? 'payload_too_large' : res.statusCode === 404 ? 'not_found' : 'bad_request');
     });
     const fail = (e: unknown) => {
       // The client went away (or the request timed out) mid-body: nothing to answer, nothing to log.
-      if (req.destroyed && !(e instanceof BodyError)) return void res.destroy();
+      // (A request read to its end is `destroyed` too: the socket tells whether the client is there.)
+      if ((res.destroyed || req.socket.destroyed) && !(e instanceof BodyError)) return void res.destroy();
       if (e instanceof BodyError) {
         // After a 413 the connection is closed: what the client still sends is not read.
         sendJson(res, errorReply(e.status, e.code, e.message), e.status === 413 ? { connection: 'close' } : {});
         return;
       }
+      if (e instanceof Overloaded) return sendJson(res, errorReply(503, 'overloaded', `the service is busy (${e.message}); retry shortly`), { 'retry-after': '1' });
+      if (e instanceof WorkerLost) {
+        if (e.reason === 'timeout') return sendJson(res, errorReply(503, 'work_limit', `${e.message} (${options.maxWorkMs ?? DEFAULT_MAX_WORK_MS} ms); the request was stopped`));
+        return sendJson(res, errorReply(500, 'internal', `${e.message}; the service replaced it`));
+      }
+      // A worker logged its own error (redacted) already.
+      if (e instanceof WorkerFailed) return sendJson(res, errorReply(500, 'internal', 'internal error; the service logged it'));
       // The log line is redacted too: an exception's message can quote request values.
       process.stderr.write(redactSecrets(`ctxlens serve: internal error on ${req.method} ${url.slice(0, 200)}: ${(e as Error).stack ?? String(e)}`) + '\n');
       if (!res.headersSent) sendJson(res, errorReply(500, 'internal', 'internal error; the service logged it'));
@@ -292,13 +282,8 @@ export function createService(options: ServiceOptions = {}): Service {
         return sendJson(res, errorReply(415, 'unsupported_media_type', `send the body as application/json (got ${type})`));
       }
       readBody(req, maxBody, Math.max(8 * 1024 * 1024, 4 * maxBody))
-        .then((buf) => {
-          const body = parseJson(buf);
-          if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BodyError(400, 'invalid_request', 'the body must be a JSON object');
-          const reply = url === '/v1/context' ? context(buf, body) : validate(body);
-          if ('text' in reply) send(res, reply.status, reply.text, 'application/json; charset=utf-8');
-          else sendJson(res, reply);
-        })
+        .then((buf) => answer(url as AnswerRoute, buf))
+        .then((a) => send(res, a.status, a.payload, 'application/json; charset=utf-8'))
         .catch(fail);
     } catch (e) {
       fail(e);
@@ -365,7 +350,7 @@ export function createService(options: ServiceOptions = {}): Service {
       const finished = () => {
         if (listening || sockets.size) return;
         clearTimeout(timer);
-        resolve();
+        void (pool?.close() ?? Promise.resolve()).then(() => resolve());
       };
       net.Server.prototype.close.call(server, () => {
         listening = false;
@@ -398,16 +383,8 @@ export function createService(options: ServiceOptions = {}): Service {
       }),
     close: () =>
       new Promise((resolve) => {
-        server.close(() => resolve());
+        server.close(() => void (pool?.close() ?? Promise.resolve()).then(() => resolve()));
         server.closeIdleConnections?.();
       }),
   };
-}
-
-/** Approximate bytes held by a supplied-evidence record (UTF-16 strings and per-entry overhead). */
-function evidenceBytes(e: SuppliedEvidence): number {
-  let n = 64;
-  for (const id of e.supplied) n += 2 * id.length + 16;
-  for (const k in e.omitted) n += 2 * (k.length + e.omitted[k].length) + 32;
-  return n;
 }

@@ -14,7 +14,7 @@ export const CLI = path.join(REPO, 'dist', 'cli.js');
 
 /** Builds dist/ when the CLI or the library bundle is missing (npm test builds first). */
 export function ensureCliBuilt(): void {
-  if (existsSync(CLI) && existsSync(path.join(REPO, 'dist', 'lib', 'index.cjs'))) return;
+  if (existsSync(CLI) && existsSync(path.join(REPO, 'dist', 'serviceWorker.js')) && existsSync(path.join(REPO, 'dist', 'lib', 'index.cjs'))) return;
   const r = spawnSync(process.execPath, ['esbuild.js'], { cwd: REPO, stdio: 'inherit' });
   if (r.status !== 0) throw new Error('build failed');
 }
