@@ -246,6 +246,34 @@ export function listText(l: PyValue[]): string | undefined {
 // Conversion of the caller's data
 // ---------------------------------------------------------------------------
 
+/**
+ * A caller's object may carry its keys' source order under this symbol (a non-enumerable array of
+ * keys): a Python dict keeps insertion order, while a JS object lists integer-like keys (`"10"`,
+ * `"9"`) first, in numeric order. The YAML reader of the Prompty engine records it for such maps.
+ */
+export const PY_KEY_ORDER: unique symbol = Symbol('py-key-order');
+
+/** Records `keys` as the Python order of `o`'s keys (see PY_KEY_ORDER). */
+export function setKeyOrder<T extends object>(o: T, keys: readonly string[]): T {
+  Object.defineProperty(o, PY_KEY_ORDER, { value: [...keys], enumerable: false, configurable: true, writable: true });
+  return o;
+}
+
+/** The own enumerable entries of `o`, in the Python order recorded on it, if any. */
+export function orderedEntries(o: object): [string, unknown][] {
+  const entries = Object.entries(o);
+  const order = (o as { [PY_KEY_ORDER]?: unknown })[PY_KEY_ORDER];
+  if (!Array.isArray(order)) return entries;
+  const byKey = new Map(entries);
+  const out: [string, unknown][] = [];
+  for (const k of order) if (typeof k === 'string' && byKey.has(k)) {
+    out.push([k, byKey.get(k)]);
+    byKey.delete(k);
+  }
+  for (const e of byKey) out.push(e);
+  return out;
+}
+
 export function fromJs(v: unknown, memo = new Map<object, PyValue>()): PyValue {
   if (v === null || v === undefined) return null;
   switch (typeof v) {
@@ -284,11 +312,11 @@ export function fromJs(v: unknown, memo = new Map<object, PyValue>()): PyValue {
   if (isStringable(o)) {
     const obj = new PyObj(String(o.toString()), fields);
     memo.set(o, obj);
-    for (const [k, x] of Object.entries(o)) if (x !== undefined && typeof x !== 'function') fields.set(k, fromJs(x, memo));
+    for (const [k, x] of orderedEntries(o)) if (x !== undefined && typeof x !== 'function') fields.set(k, fromJs(x, memo));
     return obj;
   }
   memo.set(o, fields);
-  for (const [k, x] of Object.entries(o)) if (x !== undefined && typeof x !== 'function' && typeof x !== 'symbol') fields.set(k, fromJs(x, memo));
+  for (const [k, x] of orderedEntries(o)) if (x !== undefined && typeof x !== 'function' && typeof x !== 'symbol') fields.set(k, fromJs(x, memo));
   return fields;
 }
 

@@ -24,7 +24,7 @@ import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'y
 import type { Span } from '../../types';
 import { Interpreter, compileTemplate, unitOf, type RenderNote, type Unit } from '../jinja/interpreter';
 import { PY_WS, isPySpaceCode, pySplitlines, pyStrip } from '../jinja/pystr';
-import { LimitError, PyDict, PyError, PyFloat, Unsupported, fromJs, pyStr as pyStrOf, type PyValue } from '../jinja/values';
+import { LimitError, PY_KEY_ORDER, PyDict, PyError, PyFloat, Unsupported, fromJs, orderedEntries, pyStr as pyStrOf, setKeyOrder, type PyValue } from '../jinja/values';
 import { renderMustache, MustacheError, type MustacheDialect } from './mustache';
 import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from '../engineTypes';
 
@@ -145,6 +145,29 @@ function frontMatterData(yamlText: string): Record<string, unknown> | undefined 
   return out;
 }
 
+/**
+ * The Python type of a front matter YAML reads as something other than a mapping or nothing
+ * (`[1, 2]` a list, `just text` a str), or undefined. v2's loader stores the body into what
+ * yaml returned (`content["instructions"] = body`), which fails on any such value.
+ */
+function frontMatterNonMapping(yamlText: string): string | undefined {
+  if (yamlText.length > MAX_FRONT_MATTER) return undefined;
+  try {
+    const doc = parseDocument(yamlText, { version: '1.1', logLevel: 'silent', uniqueKeys: false });
+    if (doc.errors.length) return undefined;
+    const v = pyYamlValue(doc.contents, 0, doc);
+    if (v === null || v === undefined || isRecord(v)) return undefined;
+    if (Array.isArray(v)) return 'list';
+    if (typeof v === 'string') return 'str';
+    if (typeof v === 'boolean') return 'bool';
+    if (typeof v === 'number' || typeof v === 'bigint') return 'int';
+    if (v instanceof PyFloat) return 'float';
+    return 'object';
+  } catch {
+    return undefined;
+  }
+}
+
 /** Key of the data standing for a front matter YAML cannot parse (the message is its value). */
 const YAML_ERROR = '\u0000yaml-error';
 
@@ -193,16 +216,24 @@ function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed): unknow
   if (depth > 64) return null;
   if (isMap(node)) {
     const out: Record<string, unknown> = {};
+    const order: string[] = [];
     for (const pair of node.items) {
       // YAML 1.1 merge keys (`<<: *base`, or a list of them): the merged entries lie under the map's own.
       if (isScalar(pair.key) && pair.key.source === '<<' && pair.key.type === 'PLAIN') {
         const from = pyYamlValue(pair.value, depth + 1, doc);
-        for (const m of Array.isArray(from) ? from : [from]) if (isRecord(m)) for (const [k, v] of Object.entries(m)) if (!(k in out)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+        for (const m of Array.isArray(from) ? from : [from]) if (isRecord(m)) for (const [k, v] of Object.entries(m)) if (!(k in out)) {
+              order.push(k);
+              Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+            }
         continue;
       }
       const k = pyYamlValue(pair.key, depth + 1, doc);
-      Object.defineProperty(out, k instanceof PyFloat ? String(k.v) : String(k), { value: pyYamlValue(pair.value, depth + 1, doc), enumerable: true, writable: true, configurable: true });
+      const key = k instanceof PyFloat ? String(k.v) : String(k);
+      if (!Object.prototype.hasOwnProperty.call(out, key)) order.push(key);
+      Object.defineProperty(out, key, { value: pyYamlValue(pair.value, depth + 1, doc), enumerable: true, writable: true, configurable: true });
     }
+    // A JS object lists integer-like keys first; the dict PyYAML builds keeps the file's order.
+    if (order.some((k) => /^(?:0|[1-9][0-9]*)$/.test(k))) setKeyOrder(out, order);
     return out;
   }
   if (isSeq(node)) return node.items.map((x) => pyYamlValue(x, depth + 1, doc));
@@ -766,6 +797,10 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
     if (s.line === 'v2') return failure(s.line, 'unsupported-feature', 'A Prompty v2 file without front matter is read as YAML as a whole; Context Lens does not render such a file.', { start: 0, end: Math.min(source.length, 3) });
     return failure(s.line, 'template-invalid', 'Prompty finds no front matter (a block between --- lines at the top): it cannot load this file.', { start: 0, end: Math.min(source.length, 3) });
   }
+  if (s.line === 'v2' && !fm) {
+    const type = frontMatterNonMapping(m[1]);
+    if (type !== undefined) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its front matter is a ${type}, not a mapping (TypeError: ${type === 'list' ? 'list indices must be integers or slices, not str' : `'${type}' object does not support item assignment`}).`, frontMatterSpan(t, m));
+  }
   const body = m[2];
   const bodyStart = m.index + m[0].length - body.length;
   const bodySpan: Span = { start: toSource(t, bodyStart), end: source.length };
@@ -966,6 +1001,8 @@ function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: Pro
       const parser = isRecord(t) ? (typeof t.parser === 'string' ? t.parser : '') : 'prompty';
       const api = isRecord(fm.model) ? String(fm.model.api ?? '') : '';
       if (parser !== 'NOOP' && `${parser}.${api}` !== 'prompty.chat' && !(parser === 'prompty' && ['completion', 'embedding', 'image'].includes(api))) return `ValueError: Parser ${parser}.${api} not found`;
+      const inputsError = propertiesError01(fm);
+      if (inputsError) return inputsError;
       // promptflow's loader reads a bare `sample: sample.json`; Prompty's prepare() fails on it. Such
       // a file is left to the analysis, which knows which loader the file follows.
       const promptflowSample = typeof fm.sample === 'string' && !fm.sample.trim().startsWith('${') && /\.(?:json|ya?ml)$/i.test(fm.sample.trim());
@@ -1016,6 +1053,44 @@ function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: Pro
     if (e instanceof RuntimeFailure) return `${e.pyType}: ${e.message}`;
     throw e;
   }
+}
+
+/**
+ * 0.1.x's `inputs:` and `outputs:`: each loader builds `{k: PropertySettings(**v) for k, v in
+ * inputs.items()}`. 0.1.50's PropertySettings is a dataclass (`type` required; `default` and
+ * `description` the only other fields, no validation); 0.1.24's, which reads a file 0.1.50 could
+ * not load, a pydantic model (`type` one of five names, `default` a str/int/float/list/dict/bool,
+ * `description` a str; other keys ignored). The file fails to load only where both fail.
+ */
+function propertiesError01(fm: Record<string, unknown>): string | undefined {
+  for (const key of ['inputs', 'outputs']) {
+    if (!(key in fm)) continue;
+    const label = key === 'inputs' ? 'inputs' : 'outputs';
+    const props = fm[key];
+    if (!isRecord(props)) return `ValueError: Error in ${label}: '${pyTypeName01(props)}' object has no attribute 'items'`;
+    for (const v of Object.values(props)) {
+      if (!isRecord(v)) return `ValueError: Error in ${label}: PropertySettings() argument after ** must be a mapping, not ${pyTypeName01(v)}`;
+      if (!('type' in v)) return `ValueError: Error in ${label}: PropertySettings is missing its required field 'type'`;
+      const unknownKey = Object.keys(v).some((k) => !['type', 'default', 'description'].includes(k));
+      if (!unknownKey) continue;
+      // 0.1.50 refuses the unknown key; 0.1.24 loads the file unless its validation fails.
+      const d = v.default;
+      const validDefault = !('default' in v) || typeof d === 'string' || typeof d === 'number' || typeof d === 'boolean' || d instanceof PyFloat || typeof d === 'bigint' || Array.isArray(d) || (isRecord(d) && Object.getPrototypeOf(d) === Object.prototype);
+      const valid = typeof v.type === 'string' && ['string', 'number', 'array', 'object', 'boolean'].includes(v.type) && validDefault && (!('description' in v) || typeof v.description === 'string');
+      if (!valid) return `ValueError: Error in ${label}: 1 validation error for PropertySettings`;
+    }
+  }
+  return undefined;
+}
+
+function pyTypeName01(v: unknown): string {
+  if (v === null || v === undefined) return 'NoneType';
+  if (Array.isArray(v)) return 'list';
+  if (typeof v === 'string') return 'str';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'number' || typeof v === 'bigint') return 'int';
+  if (v instanceof PyFloat) return 'float';
+  return isRecord(v) ? 'dict' : 'object';
 }
 
 /** A v2 Property: a mapping with a `kind`; an `array` needs `items`. */
@@ -1106,7 +1181,11 @@ function normalize01(v: unknown, ctx: RefContext): unknown {
     return hasDefault ? fallback : s;
   }
   if (Array.isArray(v)) return v.map((x) => normalize01(x, ctx));
-  if (isRecord(v) && Object.getPrototypeOf(v) === Object.prototype) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, normalize01(x, ctx)]));
+  if (isRecord(v) && Object.getPrototypeOf(v) === Object.prototype) {
+    const entries = orderedEntries(v);
+    const out = Object.fromEntries(entries.map(([k, x]) => [k, normalize01(x, ctx)]));
+    return PY_KEY_ORDER in v ? setKeyOrder(out, entries.map((e) => e[0])) : out;
+  }
   return v;
 }
 

@@ -1,0 +1,52 @@
+/**
+ * Behaviours of Prompty's runtimes the engine reproduces because the golden renderings
+ * (test/oracle/prompty-golden, issue 17) showed them: how each runtime's loader reads the front
+ * matter (key order, inputs entries, front matters that are not mappings) and what it refuses.
+ */
+import { describe, expect, it } from 'vitest';
+import { promptyRuntimeInputs, renderPrompty } from '../../src/core/language/prompty/engine';
+
+const V01 = (body: string, extra = '') => `---\nname: t\nmodel:\n  api: chat\n${extra}---\n${body}`;
+const V2 = (body: string, extra = '') => `---\nname: t\nmodel:\n  id: gpt-4o\n${extra}---\n${body}`;
+const texts = (r: ReturnType<typeof renderPrompty>) => r.messages.map((m) => [m.role, m.parts.map((p) => (p.type === 'text' ? p.text : `<${p.type}>`)).join('|')]);
+const render = (source: string) => renderPrompty(source, promptyRuntimeInputs(source, undefined));
+
+describe('mappings with integer-like keys', () => {
+  it('keep the YAML order on both lines (a Python dict keeps insertion order)', () => {
+    const body = 'user:\n{% for k in d.keys() %}{{ k }} {% endfor %}{{ d }}';
+    expect(texts(render(V01(body, 'sample:\n  d:\n    b: 1\n    "10": 3\n    "9": 4\n')))).toEqual([['user', "b 10 9 {'b': 1, '10': 3, '9': 4}"]]);
+    expect(texts(render(V2(body, 'inputs:\n  d:\n    kind: object\n    default:\n      b: 1\n      "10": 3\n      "9": 4\n')))).toEqual([['user', "b 10 9 {'b': 1, '10': 3, '9': 4}"]]);
+  });
+});
+
+describe("0.1.x's inputs entries (PropertySettings of 0.1.50, then 0.1.24)", () => {
+  const load = (inputs: string) => renderPrompty(V01('user:\n{{ q }}', inputs), { q: 'x' });
+  it('refuse an entry without a type, an entry that is not a mapping, and a list of names', () => {
+    for (const inputs of ['inputs:\n  q:\n    description: no type\n', 'inputs:\n  q: string\n', 'inputs:\n  - q\n', 'outputs:\n  a: string\n']) {
+      const r = load(inputs);
+      expect(r.messages, inputs).toEqual([]);
+      expect(r.issues.map((i) => i.rule), inputs).toEqual(['template-invalid']);
+      expect(r.issues[0].message, inputs).toMatch(/ValueError: Error in (inputs|outputs)/);
+    }
+  });
+  it('load an unknown key through 0.1.24 (pydantic ignores it) unless 0.1.24 refuses the entry too', () => {
+    expect(texts(load('inputs:\n  q:\n    type: string\n    sample: y\n'))).toEqual([['user', 'x']]);
+    expect(texts(load('inputs:\n  q:\n    type: string\n    description: d\n    default: z\n'))).toEqual([['user', 'x']]);
+    expect(load('inputs:\n  q:\n    type: text\n    sample: y\n').issues.map((i) => i.rule)).toEqual(['template-invalid']);
+    expect(load('inputs:\n  q:\n    type: string\n    sample: y\n    default: null\n').issues.map((i) => i.rule)).toEqual(['template-invalid']);
+  });
+});
+
+describe('a v2 front matter that is not a mapping', () => {
+  it('fails to load (the loader writes the body into what YAML returned)', () => {
+    for (const fm of ['[1, 2]', 'just a string', '42']) {
+      const source = `---\n${fm}\n---\nuser:\n{{ q }}\n`;
+      const r = renderPrompty(source, { q: 'x' }, { line: 'v2' });
+      expect(r.messages, fm).toEqual([]);
+      expect(r.issues.map((i) => i.rule), fm).toEqual(['template-invalid']);
+      expect(r.issues[0].message, fm).toContain('TypeError');
+      expect(r.issues[0].span.start).toBe(0);
+      expect(r.issues[0].span.end).toBeLessThanOrEqual(source.length);
+    }
+  });
+});
