@@ -50,3 +50,28 @@ describe('a v2 front matter that is not a mapping', () => {
     }
   });
 });
+
+describe("PyYAML's collection tags", () => {
+  const body = 'user:\n[{{ v }}] {{ [v] }} {{ v|length }}';
+  it('!!python/tuple is a tuple on 0.1.x (FullLoader), its strings as loaded; v2 (safe_load) refuses it at the tag', () => {
+    expect(texts(render(V01(body, 'sample:\n  v: !!python/tuple [1, " a "]\n')))).toEqual([['user', "[(1, ' a ')] [(1, ' a ')] 2"]]);
+    const source = V2(body, 'inputs:\n  v:\n    kind: string\n    default: !!python/tuple [1, 2]\n');
+    const r = render(source);
+    expect(r.messages).toEqual([]);
+    expect(r.issues.map((i) => i.rule)).toEqual(['template-invalid']);
+    expect(r.issues[0].message).toContain('ConstructorError');
+    expect(source.slice(r.issues[0].span.start, r.issues[0].span.end)).toBe('!!python/tuple [1, 2]');
+  });
+  it('!!omap is a list of (key, value) tuples on both lines', () => {
+    expect(texts(render(V01(body, 'sample:\n  v: !!omap [b: 1, a: 2]\n')))).toEqual([['user', "[[('b', 1), ('a', 2)]] [[('b', 1), ('a', 2)]] 2"]]);
+    expect(texts(render(V2(body, 'inputs:\n  v:\n    kind: object\n    default: !!omap [b: 1, a: 2]\n')))).toEqual([['user', "[[('b', 1), ('a', 2)]] [[('b', 1), ('a', 2)]] 2"]]);
+  });
+  it('!!set is reported at the tag (a Python set prints in hash order)', () => {
+    const source = V01(body, 'sample:\n  v: !!set {a, b}\n');
+    const r = render(source);
+    const issue = r.issues.find((i) => i.rule === 'unsupported-feature');
+    expect(issue).toBeDefined();
+    expect(source.slice(issue!.span.start, issue!.span.end)).toBe('!!set {a, b}');
+    expect(r.exact).toBe(false);
+  });
+});

@@ -274,6 +274,18 @@ export function orderedEntries(o: object): [string, unknown][] {
   return out;
 }
 
+const PY_TUPLE: unique symbol = Symbol('py-tuple');
+
+/** Marks a caller's array as a Python tuple (a YAML `!!python/tuple` or an `!!omap` pair); it stays an array for everyone else. */
+export function markTuple<T extends unknown[]>(a: T): T {
+  Object.defineProperty(a, PY_TUPLE, { value: true, enumerable: false });
+  return a;
+}
+
+export function isMarkedTuple(v: unknown): v is unknown[] {
+  return Array.isArray(v) && (v as { [PY_TUPLE]?: boolean })[PY_TUPLE] === true;
+}
+
 export function fromJs(v: unknown, memo = new Map<object, PyValue>()): PyValue {
   if (v === null || v === undefined) return null;
   switch (typeof v) {
@@ -301,6 +313,11 @@ export function fromJs(v: unknown, memo = new Map<object, PyValue>()): PyValue {
   const o = v as object;
   const seen = memo.get(o);
   if (seen !== undefined) return seen;
+  if (isMarkedTuple(o)) {
+    const t = new PyTuple(o.map((x) => fromJs(x, memo)));
+    memo.set(o, t);
+    return t;
+  }
   if (Array.isArray(o)) {
     const out: PyValue[] = [];
     memo.set(o, out);

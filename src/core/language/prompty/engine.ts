@@ -20,11 +20,11 @@
  * `unsupported-feature` issue; a print whose text cannot be known (a memory address) is rendered
  * with a placeholder and reported, so the rest of the request still renders.
  */
-import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import type { Span } from '../../types';
 import { Interpreter, compileTemplate, unitOf, type RenderNote, type Unit } from '../jinja/interpreter';
 import { PY_WS, isPySpaceCode, pySplitlines, pyStrip } from '../jinja/pystr';
-import { LimitError, PY_KEY_ORDER, PyDict, PyError, PyFloat, Unsupported, fromJs, orderedEntries, pyStr as pyStrOf, setKeyOrder, type PyValue } from '../jinja/values';
+import { LimitError, PY_KEY_ORDER, PyDict, PyError, PyFloat, Unsupported, fromJs, isMarkedTuple, markTuple, orderedEntries, pyStr as pyStrOf, setKeyOrder, type PyValue } from '../jinja/values';
 import { renderMustache, MustacheError, type MustacheDialect } from './mustache';
 import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from '../engineTypes';
 
@@ -133,8 +133,17 @@ function frontMatterData(yamlText: string): Record<string, unknown> | undefined 
       const doc = parseDocument(yamlText, { version: '1.1', logLevel: 'silent', uniqueKeys: false, merge: true });
       if (doc.errors.length) out = { [YAML_ERROR]: doc.errors[0].message };
       else {
-        const d = pyYamlValue(doc.contents, 0, doc);
+        const notes: YamlNote[] = [];
+        const d = pyYamlValue(doc.contents, 0, doc, notes);
         out = isRecord(d) ? d : undefined;
+        if (out && notes.length) {
+          // The tag (`!!set`, `!!python/tuple`) is written before the node's own range.
+          for (const n of notes) {
+            const bang = yamlText.lastIndexOf('!', n.range[0]);
+            if (bang >= 0) n.range[0] = yamlText[bang - 1] === '!' ? bang - 1 : bang;
+          }
+          Object.defineProperty(out, YAML_NOTES, { value: notes, enumerable: false });
+        }
       }
     } catch {
       out = undefined;
@@ -166,6 +175,14 @@ function frontMatterNonMapping(yamlText: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The YamlNotes of a front matter, on its data (not enumerable). */
+const YAML_NOTES: unique symbol = Symbol('yaml-notes');
+
+function yamlNotesOf(fm: Record<string, unknown> | undefined): YamlNote[] {
+  const n = fm ? (fm as { [YAML_NOTES]?: YamlNote[] })[YAML_NOTES] : undefined;
+  return n ?? [];
 }
 
 /** Key of the data standing for a front matter YAML cannot parse (the message is its value). */
@@ -211,33 +228,58 @@ function timestampText(source: string, d: Date): string {
   return `${local.getUTCFullYear()}-${pad(local.getUTCMonth() + 1)}-${pad(local.getUTCDate())} ${pad(local.getUTCHours())}:${pad(local.getUTCMinutes())}:${pad(local.getUTCSeconds())}${ms ? '.' + pad(ms * 1000, 6) : ''}${suffix}`;
 }
 
+/** A tag of the front matter the engine reads differently from one runtime line (offsets in the YAML text). */
+interface YamlNote {
+  kind: 'python-tag' | 'set';
+  tag: string;
+  range: [number, number];
+}
+
+/** The node's range in the YAML text (its tag lies before it; frontMatterData widens the range to it). */
+function tagRange(node: { range?: [number, number, number] | null }): [number, number] {
+  const [start, end] = node.range ?? [0, 0];
+  return [start, end];
+}
+
 /** A YAML node as PyYAML's safe-ish loader would type it, as plain values (floats as PyFloat). */
-function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed): unknown {
+function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed, notes?: YamlNote[]): unknown {
   if (depth > 64) return null;
   if (isMap(node)) {
+    // !!set: a Python set, whose order follows Python's string hashing; it is read as a mapping and reported.
+    if (node.tag === 'tag:yaml.org,2002:set') notes?.push({ kind: 'set', tag: node.tag, range: tagRange(node) });
     const out: Record<string, unknown> = {};
     const order: string[] = [];
     for (const pair of node.items) {
       // YAML 1.1 merge keys (`<<: *base`, or a list of them): the merged entries lie under the map's own.
       if (isScalar(pair.key) && pair.key.source === '<<' && pair.key.type === 'PLAIN') {
-        const from = pyYamlValue(pair.value, depth + 1, doc);
+        const from = pyYamlValue(pair.value, depth + 1, doc, notes);
         for (const m of Array.isArray(from) ? from : [from]) if (isRecord(m)) for (const [k, v] of Object.entries(m)) if (!(k in out)) {
               order.push(k);
               Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
             }
         continue;
       }
-      const k = pyYamlValue(pair.key, depth + 1, doc);
+      const k = pyYamlValue(pair.key, depth + 1, doc, notes);
       const key = k instanceof PyFloat ? String(k.v) : String(k);
       if (!Object.prototype.hasOwnProperty.call(out, key)) order.push(key);
-      Object.defineProperty(out, key, { value: pyYamlValue(pair.value, depth + 1, doc), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, key, { value: pyYamlValue(pair.value, depth + 1, doc, notes), enumerable: true, writable: true, configurable: true });
     }
     // A JS object lists integer-like keys first; the dict PyYAML builds keeps the file's order.
     if (order.some((k) => /^(?:0|[1-9][0-9]*)$/.test(k))) setKeyOrder(out, order);
     return out;
   }
-  if (isSeq(node)) return node.items.map((x) => pyYamlValue(x, depth + 1, doc));
-  if (isAlias(node)) return pyYamlValue(node.resolve(doc), depth + 1, doc);
+  if (isSeq(node)) {
+    // !!omap: a list of (key, value) tuples (PyYAML's construct_yaml_omap).
+    if (node.tag === 'tag:yaml.org,2002:omap') return node.items.map((x) => (isPair(x) ? markTuple([pyYamlValue(x.key, depth + 1, doc, notes), pyYamlValue(x.value, depth + 1, doc, notes)]) : pyYamlValue(x, depth + 1, doc, notes)));
+    const items = node.items.map((x) => pyYamlValue(x, depth + 1, doc, notes));
+    // !!python/tuple: FullLoader's tuple (0.1.x loads with it; v2's safe_load refuses the tag).
+    if (node.tag === 'tag:yaml.org,2002:python/tuple') {
+      notes?.push({ kind: 'python-tag', tag: node.tag, range: tagRange(node) });
+      return markTuple(items);
+    }
+    return items;
+  }
+  if (isAlias(node)) return pyYamlValue(node.resolve(doc), depth + 1, doc, notes);
   if (!isScalar(node)) return null;
   const v = node.value;
   const src = typeof node.source === 'string' ? node.source : undefined;
@@ -797,6 +839,14 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
     if (s.line === 'v2') return failure(s.line, 'unsupported-feature', 'A Prompty v2 file without front matter is read as YAML as a whole; Context Lens does not render such a file.', { start: 0, end: Math.min(source.length, 3) });
     return failure(s.line, 'template-invalid', 'Prompty finds no front matter (a block between --- lines at the top): it cannot load this file.', { start: 0, end: Math.min(source.length, 3) });
   }
+  const notes = fmMatch ? yamlNotesOf(fm) : [];
+  const fmOffset = fmMatch ? fmMatch.index + fmMatch[0].indexOf(fmMatch[1]) : 0;
+  const noteSpan = (n: YamlNote): Span => {
+    const start = toSource(t, fmOffset + n.range[0]);
+    return { start, end: Math.max(start, toSource(t, fmOffset + n.range[1])) };
+  };
+  const pythonTag = notes.find((n) => n.kind === 'python-tag');
+  if (s.line === 'v2' && pythonTag) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its loader (yaml.safe_load) has no constructor for the tag '${pythonTag.tag}' (ConstructorError).`, noteSpan(pythonTag));
   if (s.line === 'v2' && !fm) {
     const type = frontMatterNonMapping(m[1]);
     if (type !== undefined) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its front matter is a ${type}, not a mapping (TypeError: ${type === 'list' ? 'list indices must be integers or slices, not str' : `'${type}' object does not support item assignment`}).`, frontMatterSpan(t, m));
@@ -823,6 +873,11 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
   }
   const issues: EngineIssue[] = [];
   let exact = true;
+  for (const n of notes)
+    if (n.kind === 'set') {
+      issues.push({ rule: 'unsupported-feature', message: 'A YAML !!set is a Python set, whose order follows Python\'s string hashing: Context Lens reads it as a mapping of its members to None, so what the template prints of it may differ from Prompty.', span: noteSpan(n) });
+      exact = false;
+    }
   let missing: string[] | undefined;
 
   // v2: strict mode's nonce and the rich inputs' markers
@@ -1180,6 +1235,8 @@ function normalize01(v: unknown, ctx: RefContext): unknown {
     if (!hasDefault && ctx.strict && ctx.env) throw new RuntimeFailure('ValueError', `Variable ${name} not found in environment`);
     return hasDefault ? fallback : s;
   }
+  // normalize() recurses into lists and dicts only: a tuple (and the strings in it) stays as loaded.
+  if (isMarkedTuple(v)) return v;
   if (Array.isArray(v)) return v.map((x) => normalize01(x, ctx));
   if (isRecord(v) && Object.getPrototypeOf(v) === Object.prototype) {
     const entries = orderedEntries(v);
