@@ -75,3 +75,43 @@ describe("PyYAML's collection tags", () => {
     expect(r.exact).toBe(false);
   });
 });
+
+describe('0.1.x renders without the sandbox (jinja2.Environment); v2 keeps it', () => {
+  const both = (body: string, data: Record<string, unknown>) => [renderPrompty(V01(body), data), renderPrompty(V2(body), data)];
+  it('list and dict methods mutate on 0.1.x and are refused by v2', () => {
+    const body = 'user:\n{{ l.append(4) }}{{ l.pop(0) }}{{ l.insert(-10, 0) }}{{ l }} {{ d.update({"x": 1}, y=2) }}{{ d.setdefault("a", 9) }}{{ d.pop("b") }}{{ d }}';
+    const [v01, v2] = both(body, { l: [1, 2, 3], d: { a: 1, b: 2 } });
+    expect(texts(v01)).toEqual([['user', "None1None[0, 2, 3, 4] None12{'a': 1, 'x': 1, 'y': 2}"]]);
+    expect(v2.messages).toEqual([]);
+    expect(v2.issues[0].message).toContain('SecurityError');
+  });
+  it("raises Python's errors on 0.1.x", () => {
+    for (const [body, error] of [
+      ['{{ l.pop() }}', 'IndexError'],
+      ['{{ l.remove(1) }}', 'ValueError'],
+      ['{{ d.pop("z") }}', 'KeyError'],
+      ['{{ d.popitem() }}', 'KeyError'],
+    ]) {
+      const r = renderPrompty(V01(`user:\n${body}`), { l: [], d: {} });
+      expect(r.issues.map((i) => i.rule), body).toEqual(['template-invalid']);
+      expect(r.issues[0].message, body).toContain(error);
+    }
+  });
+  it('prints a mutating method as Python does (its address masked)', () => {
+    expect(texts(renderPrompty(V01('user:\n{{ l.pop }}'), { l: [1] }))).toEqual([['user', '<built-in method pop of list object at 0xADDR>']]);
+  });
+  it('reports, at the call, a mutation of a list or dict the template has iterated (Python iterates it live)', () => {
+    const source = V01('user:\n{% for x in l %}{{ l.append(x) }}{% endfor %}');
+    const r = renderPrompty(source, { l: [1, 2] });
+    const issue = r.issues.find((i) => i.rule === 'unsupported-feature');
+    expect(issue).toBeDefined();
+    expect(source.slice(issue!.span.start, issue!.span.end)).toContain('l.append');
+  });
+  it('range() has no MAX_RANGE on 0.1.x, up to a reported bound', () => {
+    const [v01, v2] = both('user:\n{{ range(200000)|length }}', {});
+    expect(texts(v01)).toEqual([['user', '200000']]);
+    expect(v2.issues[0].message).toContain('OverflowError');
+    const huge = renderPrompty(V01('user:\n{{ range(10**9)|length }}'), {});
+    expect(huge.issues.map((i) => i.rule)).toEqual(['unsupported-feature']);
+  });
+});

@@ -46,6 +46,7 @@ import {
   typeError,
   typeName,
   valueError,
+  markIterated,
   type Args,
   type Kwargs,
   type PyValue,
@@ -59,6 +60,8 @@ export interface BuiltinEnv {
   call(fn: PyValue, args: Args, kwargs: Kwargs): PyValue;
   /** Count work (iterations); throws LimitError beyond the bound. */
   tick(n?: number): void;
+  /** False for Jinja2's plain Environment (Prompty 0.1.x): mutating methods work and range() has no MAX_RANGE. */
+  readonly sandboxed?: boolean;
 }
 
 type Filter = (env: BuiltinEnv, value: PyValue, args: Args, kwargs: Kwargs) => PyValue;
@@ -436,6 +439,7 @@ function lenOf(v: PyValue): number {
 
 function reversedOf(env: BuiltinEnv, v: PyValue): PyValue {
   if (typeof v === 'string' || v instanceof Markup) return keepMarkup(v, codePoints(strOf(v)).reverse().join(''));
+  markIterated(v);
   const rev = (items: PyValue[], tn: string): PyIter => gen(tn, items.slice().reverse()[Symbol.iterator]());
   if (Array.isArray(v)) return rev(v, 'list_reverseiterator');
   if (v instanceof PyTuple) return rev(v.items, 'reversed');
@@ -781,6 +785,7 @@ export const FILTERS: Record<string, Filter> = {
     if (v instanceof Undefined) return gen('generator', [][Symbol.iterator]());
     if (!(v instanceof PyDict)) throw typeError('Can only get item pairs from a mapping.');
     void env;
+    markIterated(v);
     return gen('generator', v.entries().map((e) => new PyTuple(e))[Symbol.iterator]());
   },
   join: (env, v, a, k) => {
@@ -1117,6 +1122,8 @@ import { mod as modOp } from './ops';
 // ---------------------------------------------------------------------------
 
 export const MAX_RANGE = 100000;
+/** Largest range() rendered where the sandbox does not bound it (Prompty 0.1.x). */
+export const MAX_UNSANDBOXED_RANGE = 1_000_000;
 
 export function makeGlobals(env: BuiltinEnv): Map<string, PyValue> {
   const g = new Map<string, PyValue>();
@@ -1131,7 +1138,9 @@ export function makeGlobals(env: BuiltinEnv): Map<string, PyValue> {
         const [start, stop, step] = ints.length === 1 ? [0, ints[0], 1] : [ints[0], ints[1], ints[2] ?? 1];
         if (step === 0) throw valueError('range() arg 3 must not be zero');
         const r = new PyRange(start, stop, step);
-        if (r.length > MAX_RANGE) throw new PyError('OverflowError', `Range too big. The sandbox blocks ranges larger than MAX_RANGE (${MAX_RANGE}).`);
+        if (env.sandboxed !== false && r.length > MAX_RANGE) throw new PyError('OverflowError', `Range too big. The sandbox blocks ranges larger than MAX_RANGE (${MAX_RANGE}).`);
+        // Without the sandbox Python's range has no bound; a range is lazy here, but a list of it is not.
+        if (r.length > MAX_UNSANDBOXED_RANGE) throw new Unsupported(`range() of more than ${MAX_UNSANDBOXED_RANGE} items (Jinja2 without its sandbox, as Prompty 0.1.x renders, has no bound; Context Lens stops there)`);
         return r;
       },
       "<class 'range'>",

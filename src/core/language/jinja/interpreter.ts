@@ -473,6 +473,11 @@ export class Interpreter implements BuiltinEnv {
    * and the names looked up but undefined are collected in `missing`.
    */
   lenient = false;
+  /**
+   * Jinja2's ImmutableSandboxedEnvironment (Prompty v2) by default; false for its plain
+   * Environment (Prompty 0.1.x): the mutating methods of list and dict work, range() has no MAX_RANGE.
+   */
+  sandboxed = true;
   readonly missing = new Set<string>();
   /** The name the caller's loader knows the main template by (`self` prints it); null for a nameless one. */
   mainName: string | null = null;

@@ -68,6 +68,7 @@ import {
   typeError,
   typeName,
   valueError,
+  wasIterated,
   type Args,
   type Kwargs,
   type PyValue,
@@ -646,6 +647,8 @@ function vformat(env: OpsEnv, fmt: string, args: Args, kwargs: Kwargs, depth: nu
 export interface OpsEnv {
   getattr(obj: PyValue, name: string): PyValue;
   getitem(obj: PyValue, key: PyValue): PyValue;
+  /** False for Jinja2's plain Environment (Prompty 0.1.x): the mutating methods of list and dict work. */
+  readonly sandboxed?: boolean;
 }
 
 export const MISSING: unique symbol = Symbol('missing');
@@ -712,14 +715,14 @@ function lookupAttrRaw(env: OpsEnv, obj: PyValue, name: string): PyValue | typeo
       const i = obj.names.indexOf(name);
       if (i >= 0) return obj.items[i];
     }
-    if (Array.isArray(obj) && LIST_UNSAFE.has(name)) return unsafe(obj, name);
+    if (Array.isArray(obj) && LIST_UNSAFE.has(name)) return env.sandboxed === false ? listMutator(obj, name) : unsafe(obj, name);
     if (Array.isArray(obj) && name === 'copy') return method('copy', (a, k) => (noArgs('copy', a, k), items.slice()));
     if (name === 'count') return method('count', (a, k) => (arity('count', a, k, 1, 1), items.filter((x) => x === a[0] || pyEq(x, a[0])).length));
     if (name === 'index') return method('index', (a, k) => seqIndex(items, a, k));
     return MISSING;
   }
   if (obj instanceof PyDict) {
-    if (DICT_UNSAFE.has(name)) return unsafe(obj, name);
+    if (DICT_UNSAFE.has(name)) return env.sandboxed === false ? dictMutator(env, obj, name) : unsafe(obj, name);
     switch (name) {
       case 'get':
         return method('get', (a, k) => {
@@ -799,6 +802,136 @@ function lookupAttrRaw(env: OpsEnv, obj: PyValue, name: string): PyValue | typeo
     return v === undefined ? MISSING : v;
   }
   return MISSING;
+}
+
+/**
+ * A mutating method of a list or dict, as Jinja2 without its sandbox calls it (Prompty 0.1.x).
+ * A container the render has iterated is refused (see wasIterated): Python's iteration would see
+ * the change, the copy iterated here would not.
+ */
+function guardMutation(obj: PyValue[] | PyDict, name: string): void {
+  if (wasIterated(obj)) throw new Unsupported(`${typeName(obj)}.${name}() on a ${typeName(obj)} the template has already iterated (Python's iteration sees the change)`);
+}
+
+function growth(n: number): void {
+  if (n > MAX_BUILD) throw new LimitError(`a list of more than ${MAX_BUILD} items`);
+}
+
+function listMutator(obj: PyValue[], name: string): PyFunc {
+  return method(name, (a, k) => {
+    guardMutation(obj, name);
+    switch (name) {
+      case 'append':
+        arity('append', a, k, 1, 1);
+        growth(obj.length + 1);
+        obj.push(a[0]);
+        return null;
+      case 'extend': {
+        arity('extend', a, k, 1, 1);
+        const items = pyList(a[0], MAX_BUILD);
+        growth(obj.length + items.length);
+        for (const x of items) obj.push(x);
+        return null;
+      }
+      case 'insert': {
+        arity('insert', a, k, 2, 2);
+        const n = obj.length;
+        let i = intArg(a[0]);
+        if (i < 0) i = Math.max(0, i + n);
+        if (i > n) i = n;
+        growth(n + 1);
+        obj.splice(i, 0, a[1]);
+        return null;
+      }
+      case 'pop': {
+        arity('pop', a, k, 0, 1);
+        if (!obj.length) throw new PyError('IndexError', 'pop from empty list');
+        let i = a.length ? intArg(a[0]) : obj.length - 1;
+        if (i < 0) i += obj.length;
+        if (i < 0 || i >= obj.length) throw new PyError('IndexError', 'pop index out of range');
+        return obj.splice(i, 1)[0];
+      }
+      case 'remove': {
+        arity('remove', a, k, 1, 1);
+        const i = obj.findIndex((x) => x === a[0] || pyEq(x, a[0]));
+        if (i < 0) throw valueError('list.remove(x): x not in list');
+        obj.splice(i, 1);
+        return null;
+      }
+      case 'reverse':
+        noArgs('reverse', a, k);
+        obj.reverse();
+        return null;
+      case 'clear':
+        noArgs('clear', a, k);
+        obj.length = 0;
+        return null;
+    }
+    throw new Unsupported(`list.${name}()`);
+  });
+}
+
+function dictMutator(env: OpsEnv, obj: PyDict, name: string): PyFunc {
+  return method(name, (a, k) => {
+    guardMutation(obj, name);
+    switch (name) {
+      case 'clear':
+        noArgs('clear', a, k);
+        obj.clear();
+        return null;
+      case 'pop': {
+        arity('pop', a, k, 1, 2);
+        if (obj.has(a[0])) {
+          const v = obj.get(a[0])!;
+          obj.delete(a[0]);
+          return v;
+        }
+        if (a.length > 1) return a[1];
+        throw new PyError('KeyError', pyRepr(a[0]));
+      }
+      case 'popitem': {
+        noArgs('popitem', a, k);
+        const entries = obj.entries();
+        if (!entries.length) throw new PyError('KeyError', "'popitem(): dictionary is empty'");
+        const [key, v] = entries[entries.length - 1];
+        obj.delete(key);
+        return new PyTuple([key, v]);
+      }
+      case 'setdefault': {
+        arity('setdefault', a, k, 1, 2);
+        if (obj.has(a[0])) return obj.get(a[0])!;
+        const v = a.length > 1 ? a[1] : null;
+        obj.set(a[0], v);
+        return v;
+      }
+      case 'update': {
+        if (a.length > 1) throw typeError(`update expected at most 1 argument, got ${a.length}`);
+        const pairs: [PyValue, PyValue][] = [];
+        if (a.length) {
+          const other = a[0];
+          if (other instanceof PyDict) pairs.push(...other.entries());
+          else if (other instanceof Undefined) throw other.fail();
+          else {
+            // A sequence of pairs (an object with keys() would be read as a mapping; none of ours has one besides dict).
+            let i = 0;
+            for (const item of pyList(other, MAX_BUILD)) {
+              if (!(Array.isArray(item) || item instanceof PyTuple || typeof item === 'string')) throw typeError(`cannot convert dictionary update sequence element #${i} to a sequence`);
+              const kv = pyList(item, 3);
+              if (kv.length !== 2) throw valueError(`dictionary update sequence element #${i} has length ${kv.length}; 2 is required`);
+              pairs.push([kv[0], kv[1]]);
+              i++;
+            }
+          }
+        }
+        for (const [key, v] of k) pairs.push([key, v]);
+        growth(obj.size + pairs.length);
+        for (const [key, v] of pairs) obj.set(key, v);
+        void env;
+        return null;
+      }
+    }
+    throw new Unsupported(`dict.${name}()`);
+  });
 }
 
 /** Python item access `obj[key]`; MISSING when it raises TypeError / LookupError. */

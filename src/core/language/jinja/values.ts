@@ -87,6 +87,28 @@ export class PyDict {
   entries(): [PyValue, PyValue][] {
     return [...this.map.values()].map((e) => [e[0], e[1]]);
   }
+  delete(key: PyValue): boolean {
+    return this.map.delete(hashKey(key));
+  }
+  clear(): void {
+    this.map.clear();
+  }
+}
+
+/**
+ * Lists and dicts the render has iterated. Iteration here works on a copy, where Python's list
+ * iterator and dict iteration see later changes (or raise): a mutating method (only Prompty
+ * 0.1.x renders without the sandbox) refuses a container marked here instead of differing.
+ */
+const ITERATED = new WeakSet<object>();
+
+export function markIterated(v: PyValue): void {
+  if (Array.isArray(v) || v instanceof PyDict) ITERATED.add(v);
+  else if (v instanceof DictView) ITERATED.add(v.dict);
+}
+
+export function wasIterated(v: PyValue[] | PyDict): boolean {
+  return ITERATED.has(v);
 }
 
 export type UndefinedKind = 'undefined' | 'security';
@@ -517,6 +539,7 @@ export function pyLenOf(v: PyValue): number {
 
 /** `iter(v)` as a JS iterator. */
 export function pyIterate(v: PyValue): Iterator<PyValue> {
+  markIterated(v);
   if (Array.isArray(v)) return v.slice()[Symbol.iterator]();
   if (typeof v === 'string') return codePoints(v)[Symbol.iterator]();
   if (v instanceof Markup) return codePoints(v.s)[Symbol.iterator]();
@@ -542,6 +565,7 @@ export function pyIterate(v: PyValue): Iterator<PyValue> {
 }
 
 export function pyList(v: PyValue, limit = Infinity): PyValue[] {
+  markIterated(v);
   if (Array.isArray(v)) return v.slice();
   const out: PyValue[] = [];
   const it = pyIterate(v);

@@ -923,6 +923,8 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
         return u;
       });
       if (options.missingValues === 'lenient') interp.lenient = true;
+      // 0.1.x renders with jinja2.Environment, v2 with the ImmutableSandboxedEnvironment.
+      interp.sandboxed = s.line === 'v2';
       // 0.1.x's DictLoader names the template by its file name, v2's by "prompt".
       interp.mainName = s.line === 'v2' ? 'prompt' : options.fileName ?? null;
       const vars = new Map<string, PyValue>();
