@@ -115,3 +115,17 @@ describe('0.1.x renders without the sandbox (jinja2.Environment); v2 keeps it', 
     expect(huge.issues.map((i) => i.rule)).toEqual(['unsupported-feature']);
   });
 });
+
+describe("promptflow's bare `sample: sample.json`", () => {
+  const source = V01('user:\nHello {{ firstName }}.', 'sample: sample.json\n');
+  const readFile = (p: string) => (p === 'sample.json' ? '{"firstName": "Jane"}' : undefined);
+  it("fails as 0.1.x's prepare() does when the caller asks for Prompty 0.1.x", () => {
+    const r = renderPrompty(source, promptyRuntimeInputs(source, undefined, readFile, '0.1'), { line: '0.1', readFile });
+    expect(r.messages).toEqual([]);
+    expect(r.issues.map((i) => i.rule)).toEqual(['template-invalid']);
+    expect(r.issues[0].message).toContain("AttributeError: 'str");
+  });
+  it('is left to the caller (the analysis reads it as promptflow does) when the line comes from the front matter', () => {
+    expect(texts(renderPrompty(source, { firstName: 'Jane' }, { readFile }))).toEqual([['user', 'Hello Jane.']]);
+  });
+});

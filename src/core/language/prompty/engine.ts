@@ -39,7 +39,11 @@ export interface PromptyOptions {
   templateType?: 'jinja2' | 'mustache';
   /** Sources of other templates by name, for {% include "x" %} / {% import %} / {% extends %} (the caller reads them). */
   templates?: Record<string, string>;
-  /** The runtime line; by default the one the front matter's format targets (`promptyLineOf`). */
+  /**
+   * The runtime line; by default the one the front matter's format targets (`promptyLineOf`).
+   * Naming it asks for that Prompty runtime strictly: a bare `sample: sample.json` (promptflow's
+   * form, which the analysis reads as promptflow does) then fails as 0.1.x's prepare() fails.
+   */
   line?: PromptyLine;
   /**
    * Reads a file next to the template (path relative to its folder), for 0.1.x's local images.
@@ -862,7 +866,7 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
   };
   if (fmMatch && !fm && s.line === '0.1' && /^\s*$/.test(fmMatch[1])) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its front matter is empty (TypeError: argument of type 'NoneType' is not iterable).`, frontMatterSpan(t, fmMatch));
   if (fm) {
-    const err = loadError(fm, s.line, options.readFile, options.env);
+    const err = loadError(fm, s.line, options.readFile, options.env, options.line !== undefined);
     if (err) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: ${err}`, frontMatterSpan(t, m));
   }
   const inputs: Record<string, unknown> = s.line === 'v2' ? { ...s.defaults, ...(data ?? {}) } : { ...(data ?? {}) };
@@ -1047,7 +1051,7 @@ function joinPath(dir: string, rel: string): string {
  * or undefined. 0.1.50 rejects its parser/renderer names and a sample it cannot load; v2
  * validates the model, template, inputs and tools shapes.
  */
-function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: PromptyOptions['readFile'], env?: EnvReader): string | undefined {
+function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: PromptyOptions['readFile'], env?: EnvReader, strictLine = false): string | undefined {
   if (YAML_ERROR in fm) return `YAMLError: ${String(fm[YAML_ERROR]).split('\n')[0]}`;
   try {
     if (line === '0.1') {
@@ -1060,9 +1064,10 @@ function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: Pro
       if (parser !== 'NOOP' && `${parser}.${api}` !== 'prompty.chat' && !(parser === 'prompty' && ['completion', 'embedding', 'image'].includes(api))) return `ValueError: Parser ${parser}.${api} not found`;
       const inputsError = propertiesError01(fm);
       if (inputsError) return inputsError;
-      // promptflow's loader reads a bare `sample: sample.json`; Prompty's prepare() fails on it. Such
-      // a file is left to the analysis, which knows which loader the file follows.
-      const promptflowSample = typeof fm.sample === 'string' && !fm.sample.trim().startsWith('${') && /\.(?:json|ya?ml)$/i.test(fm.sample.trim());
+      // promptflow's loader reads a bare `sample: sample.json`; Prompty's prepare() fails on it. A
+      // caller that names the runtime line asks for that runtime and gets its failure; otherwise the
+      // file is left to the analysis, which knows which loader the file follows (sample.ts).
+      const promptflowSample = !strictLine && typeof fm.sample === 'string' && !fm.sample.trim().startsWith('${') && /\.(?:json|ya?ml)$/i.test(fm.sample.trim());
       if ('sample' in fm && !promptflowSample) {
         const sample = normalize01(fm.sample, { readFile, env, dir: '', depth: 0, strict: true });
         // A reference the engine was given no reader for is the caller's to resolve.
