@@ -17,37 +17,19 @@
  */
 import type { Finding, SlotKind } from '../core/types';
 import { FixtureValueError, formatValuePath } from '../core/fixture/values';
+import { LIST_KINDS, TURN_KINDS, allowedRoles, refusedRoleMessage } from '../core/fixture/shape';
+import type { SlotKinds } from '../core/fixture/shape';
 import { findSecrets, redactSecret, redactSecrets } from '../core/text/secrets';
 import { finding } from '../core/rules/registry';
 
-/** Slot kinds whose values are lists of candidates with text. */
-export const LIST_KINDS: ReadonlySet<SlotKind> = new Set<SlotKind>(['evidence', 'history', 'memory', 'examples']);
-
-const TURN_KINDS: ReadonlySet<SlotKind> = new Set<SlotKind>(['history', 'memory']);
+export { LIST_KINDS, allowedRoles } from '../core/fixture/shape';
+export type { SlotKinds } from '../core/fixture/shape';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** An own property set without invoking a `__proto__` setter. */
 function setOwn(o: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-/** What these checks read of a config's slots (a `ContextConfig['slots']` is one). */
-export type SlotKinds = Readonly<Record<string, { kind?: SlotKind; trust?: 'trusted' | 'untrusted' } | undefined>> | undefined;
-
-/** The roles a turn of this slot may take. */
-export function allowedRoles(slots: SlotKinds, slot: string): ReadonlySet<string> {
-  const cfg = slots?.[slot];
-  const roles = new Set(['user', 'assistant', 'model']);
-  if (Object.values(slots ?? {}).some((c) => c?.kind === 'tool')) {
-    roles.add('tool');
-    roles.add('function');
-  }
-  if (cfg?.trust === 'trusted') {
-    roles.add('system');
-    roles.add('developer');
-  }
-  return roles;
 }
 
 /**
@@ -74,10 +56,7 @@ export function normaliseValues(values: Record<string, unknown>, slots: SlotKind
       if (!isRecord(it) || it.role === undefined || it.role === null) return;
       const role = typeof it.role === 'string' ? it.role.toLowerCase() : '';
       if (!roles.has(role)) {
-        throw new FixtureValueError(
-          [slot, i, 'role'],
-          `a ${kind} turn cannot take the role ${typeof it.role === 'string' ? `'${redactSecrets(it.role.slice(0, 40))}'` : 'given'}: the slot '${slot}' allows ${[...roles].filter((r) => r !== 'model' && r !== 'function').join(', ')} (text from history reaches the model as data, never as instructions; mark the slot trust: trusted to allow system turns)`,
-        );
+        throw new FixtureValueError([slot, i, 'role'], refusedRoleMessage(kind, slot, typeof it.role === 'string' ? redactSecrets(it.role.slice(0, 40)) : 'given', roles));
       }
     });
   }

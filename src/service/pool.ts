@@ -112,12 +112,13 @@ export class AnswerPool {
       stdout: false,
       stderr: false,
     });
-    // Idle workers do not keep the process alive; the server does.
-    worker.unref();
     const slot: Slot = { worker, ready: false };
     worker.on('message', (m: FromWorker) => this.receive(slot, m));
     worker.on('error', () => undefined);
     worker.on('exit', () => this.lost(slot, 'stopped'));
+    // Workers do not keep the process alive; the server does. (After the listeners: a 'message'
+    // listener refs the worker's port again.)
+    worker.unref();
     return slot;
   }
 

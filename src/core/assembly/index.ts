@@ -55,6 +55,7 @@ export function assemble(input: AssembleInput): AssemblyResult {
   const env = prepare(input);
   const { runs } = loadSlots(env);
   const log = new DecisionLog(runs.map((r) => r.state.name));
+  log.report(undefined, env.shapeFindings);
   runCandidates(env, runs, log); // load -> filter -> dedup -> conflicts -> score
   slotBudgets(env.budget, runs); // budget
   runSelection(env, runs, log); // select

@@ -283,8 +283,10 @@ export class Renderer {
       if (!ids) this.ids.set(name, (ids = new Map()));
       for (const it of items) ids.set(it.index, it.id);
       if (!state.config && fixtureValue?.type === 'items' && fixtureValue.raw && state.kind !== 'history') {
-        // A list no config declares is the template's plain data, as the runtime would get it.
-        input[name] = markDeep(fixtureValue.raw, (s) => m(s));
+        // A list no config declares is the template's plain data, as the runtime would get it, its
+        // strings neutralised as any untrusted value's (a role marker or a media pattern in one must
+        // not change the request's structure).
+        input[name] = markDeep(fixtureValue.raw, (s) => m(this.escapeText(s, state, undefined, neutralised, true)));
         return;
       }
       if (state.isText) {

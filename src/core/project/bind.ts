@@ -226,7 +226,7 @@ export function bindTemplate(host: FileHost, template: TemplateDoc, options: Bin
     render: {
       partials: partials.sources,
       defaults: runtimeDefaults(template, sample),
-      escape: !zero,
+      escape: true,
       ...codeRenderOptions(registry, partials),
       ...(template.format === 'prompty' ? { readFile: besideTemplate(host, template.path) } : {}),
     },

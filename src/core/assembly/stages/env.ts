@@ -1,10 +1,12 @@
 /**
  * What every stage of the pipeline reads: the assembly input, and what follows from it before any
  * fixture value is looked at (the model, the budget equation, the reference time, the overheads,
- * the input budget the request is fitted to). Built once per `assemble` call by `prepare`.
+ * the input budget the request is fitted to), and the fixture's values in the shape their slots
+ * take (fixture/shape.ts). Built once per `assemble` call by `prepare`.
  */
+import { shapeFixture } from '../../fixture/shape';
 import type { ContextConfig } from '../../config/schema';
-import type { BudgetReport, ConfigDoc, FixtureDoc, ModelInfo, TemplateDoc, Tokenizer } from '../../types';
+import type { BudgetReport, ConfigDoc, Finding, FixtureDoc, ModelInfo, TemplateDoc, Tokenizer } from '../../types';
 import type { RenderOptions } from '../render';
 import type { FindingContext } from '../findings';
 import { formatTokens as fmt, modelFromConfig } from '../../budget';
@@ -64,10 +66,15 @@ export interface PipelineEnv {
   fitLimit: number;
   /** The fit limit as words, for messages. */
   inputLimitText: string;
+  /** What shaping the fixture's values left out or refused (fixture/shape.ts). */
+  shapeFindings: Finding[];
 }
 
 export function prepare(input: AssembleInput): PipelineEnv {
-  const { template, config, tokenizer, fixture } = input;
+  const { template, config, tokenizer } = input;
+  // Values in the shape their slots take, before anything reads them (fixture/shape.ts).
+  const shaped = shapeFixture(input.fixture, config);
+  const fixture = shaped.fixture;
   // The caller resolves the model from the registry; a model defined only in the config's own
   // `models` is read from there.
   const model = input.model ?? modelFromConfig(config);
@@ -107,5 +114,6 @@ export function prepare(input: AssembleInput): PipelineEnv {
     hash,
     fitLimit,
     inputLimitText,
+    shapeFindings: shaped.findings,
   };
 }
