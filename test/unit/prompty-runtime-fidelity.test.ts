@@ -129,3 +129,30 @@ describe("promptflow's bare `sample: sample.json`", () => {
     expect(texts(renderPrompty(source, { firstName: 'Jane' }, { readFile }))).toEqual([['user', 'Hello Jane.']]);
   });
 });
+
+describe("str.format: CPython's own on 0.1.x, Jinja2's SandboxedFormatter on v2", () => {
+  const both = (body: string, data: Record<string, unknown>) => [renderPrompty(V01(body), data), renderPrompty(V2(body), data)];
+  it('numbers a field by its first part on 0.1.x (`{.real}` is the next argument)', () => {
+    const [v01, v2] = both('user:\n{{ "{.real}-{}".format(5, 6) }}', {});
+    expect(texts(v01)).toEqual([['user', '5-6']]);
+    expect(v2.issues[0].message).toContain('KeyError');
+  });
+  it('reads `.name` with getattr only on 0.1.x (a dict key is not an attribute there)', () => {
+    const [v01, v2] = both('user:\n{{ "{0.x}".format(d) }}', { d: { x: 1 } });
+    expect(v01.issues.map((i) => i.rule)).toEqual(['template-invalid']);
+    expect(v01.issues[0].message).toContain('AttributeError');
+    expect(texts(v2)).toEqual([['user', '1']]);
+  });
+});
+
+describe("private attributes of Jinja2's own objects on 0.1.x", () => {
+  it('are reported at the access (Python reads the object itself); v2 gives the sandbox\'s undefined', () => {
+    const body = 'user:\nx{% for i in [1] %}{{ loop._length }}{% endfor %}';
+    const source = V01(body);
+    const r = renderPrompty(source, {});
+    const issue = r.issues.find((i) => i.rule === 'unsupported-feature');
+    expect(issue).toBeDefined();
+    expect(source.slice(issue!.span.start, issue!.span.end)).toContain('_length');
+    expect(texts(renderPrompty(V2(body), {}))).toEqual([['user', 'x']]);
+  });
+});

@@ -20,6 +20,9 @@ import {
   HugeInt,
   Internal,
   Joiner,
+  Cycler,
+  PyIter,
+  PyObj,
   Markup,
   PyRange,
   listText,
@@ -1271,11 +1274,22 @@ export class Interpreter implements BuiltinEnv {
 
   getattr(obj: PyValue, name: string): PyValue {
     if (this.lenient && obj instanceof Undefined && obj.kind === 'undefined') return this.chained(obj);
+    this.privateAttr(obj, name);
     const r = lookupAttr(this, obj, name);
     if (r !== MISSING) return name.startsWith('_') ? unsafeUndefined(obj, name) : r;
     const it = lookupItem(obj, name);
     if (it !== MISSING) return it;
     return new Undefined(undefined, obj, name, 'undefined', true);
+  }
+
+  /**
+   * Without the sandbox (Prompty 0.1.x) `_name` reaches the Python object itself: Jinja2's own
+   * objects (loop, macros, cycler, joiner, namespace, modules) and functions have private
+   * attributes this engine does not model. (str, int, float, list, tuple, dict and None have none.)
+   */
+  private privateAttr(obj: PyValue, name: string): void {
+    if (this.sandboxed || !name.startsWith('_')) return;
+    if (obj instanceof Internal || obj instanceof Cycler || obj instanceof Joiner || obj instanceof Namespace || obj instanceof PyFunc || obj instanceof PyIter || obj instanceof PyObj) throw new Unsupported(`the private attribute '${name}' of a ${typeName(obj)} object (Prompty 0.1.x renders without Jinja2's sandbox, so Python's own attribute is read)`);
   }
 
   /** Lenient mode: the root name of an undefined chain is noted as missing, and the chain stays undefined. */
@@ -1290,6 +1304,7 @@ export class Interpreter implements BuiltinEnv {
     if (it !== MISSING) return it;
     if (isStr(key)) {
       const name = strOf(key);
+      this.privateAttr(obj, name);
       const r = lookupAttr(this, obj, name);
       if (r !== MISSING) return name.startsWith('_') ? unsafeUndefined(obj, name) : r;
     }

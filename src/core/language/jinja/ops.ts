@@ -530,6 +530,8 @@ function wrapSpec(spec: string): ReturnType<typeof parseSpec> {
 /**
  * str.format through jinja's SandboxedFormatter: string.Formatter.vformat (not CPython's C
  * str.format: its auto/manual numbering check is looser) with sandboxed attribute / item access.
+ * Without the sandbox (Prompty 0.1.x) it is CPython's own str.format: the numbering check reads
+ * the field's first part, and `.name` / `[key]` are plain getattr / getitem, which raise.
  */
 export function strFormat(env: OpsEnv, fmt: string, args: Args, kwargs: Kwargs): string {
   return vformat(env, fmt, args, kwargs, 2, 0)[0];
@@ -582,11 +584,13 @@ function vformat(env: OpsEnv, fmt: string, args: Args, kwargs: Kwargs, depth: nu
         if (rest && !rest.startsWith(':')) throw valueError("expected ':' after conversion specifier");
       }
       if (rest.startsWith(':')) spec = rest.slice(1);
-      if (name === '') {
+      const plain = env.sandboxed === false;
+      const head = plain ? /^[^.[]*/.exec(name)![0] : name;
+      if (head === '') {
         if (auto === false) throw valueError('cannot switch from manual field specification to automatic field numbering');
-        name = String(auto);
+        name = String(auto) + name;
         auto += 1;
-      } else if (/^[0-9]+$/.test(name)) {
+      } else if (/^[0-9]+$/.test(head)) {
         if (auto) throw valueError('cannot switch from manual field specification to automatic field numbering');
         auto = false;
       }
@@ -605,14 +609,27 @@ function vformat(env: OpsEnv, fmt: string, args: Args, kwargs: Kwargs, depth: nu
       while (tail) {
         const a = /^\.([^.[]+)/.exec(tail);
         if (a) {
-          obj = env.getattr(obj, a[1]);
+          if (plain) {
+            const r = lookupAttr(env, obj, a[1]);
+            if (r === MISSING) throw new PyError('AttributeError', `'${typeName(obj)}' object has no attribute ${pyRepr(a[1])}`);
+            obj = r;
+          } else obj = env.getattr(obj, a[1]);
           tail = tail.slice(a[0].length);
           continue;
         }
         const b = /^\[([^\]]+)\]/.exec(tail);
         if (b) {
           const key: PyValue = /^[0-9]+$/.test(b[1]) ? Number(b[1]) : b[1];
-          obj = env.getitem(obj, key);
+          if (plain) {
+            const r = lookupItem(obj, key);
+            if (r === MISSING) {
+              if (obj instanceof PyDict) throw new PyError('KeyError', pyRepr(key));
+              const seq = Array.isArray(obj) || obj instanceof PyTuple || typeof obj === 'string' || obj instanceof Markup || obj instanceof PyRange;
+              if (seq && typeof key === 'number') throw new PyError('IndexError', `${typeName(obj)} index out of range`);
+              throw typeError(seq ? `${typeName(obj)} indices must be integers or slices, not str` : `'${typeName(obj)}' object is not subscriptable`);
+            }
+            obj = r;
+          } else obj = env.getitem(obj, key);
           tail = tail.slice(b[0].length);
           continue;
         }
