@@ -66,6 +66,24 @@ describe("PyYAML's collection tags", () => {
     expect(texts(render(V01(body, 'sample:\n  v: !!omap [b: 1, a: 2]\n')))).toEqual([['user', "[[('b', 1), ('a', 2)]] [[('b', 1), ('a', 2)]] 2"]]);
     expect(texts(render(V2(body, 'inputs:\n  v:\n    kind: object\n    default: !!omap [b: 1, a: 2]\n')))).toEqual([['user', "[[('b', 1), ('a', 2)]] [[('b', 1), ('a', 2)]] 2"]]);
   });
+  it('!!pairs is a list of (key, value) tuples too', () => {
+    expect(texts(render(V01(body, 'sample:\n  v: !!pairs [a: 1, a: 2]\n')))).toEqual([['user', "[[('a', 1), ('a', 2)]] [[('a', 1), ('a', 2)]] 2"]]);
+  });
+  it('a tag no loader constructs fails to load on both lines, at the tag', () => {
+    for (const source of [V01(body, 'sample:\n  v: !custom x\n'), V2(body, 'inputs:\n  v:\n    kind: string\n    default: !custom x\n')]) {
+      const r = render(source);
+      expect(r.messages).toEqual([]);
+      expect(r.issues[0].message).toContain('ConstructorError');
+      expect(source.slice(r.issues[0].span.start, r.issues[0].span.end)).toBe('!custom x');
+    }
+  });
+  it('another !!python/ tag is reported on 0.1.x (FullLoader makes a Python object of it) and fails to load on v2', () => {
+    const source = V01(body, 'sample:\n  v: !!python/complex 1+2j\n');
+    const issue = render(source).issues.find((i) => i.rule === 'unsupported-feature');
+    expect(source.slice(issue!.span.start, issue!.span.end)).toBe('!!python/complex 1+2j');
+    expect(render(V2(body, 'inputs:\n  v:\n    kind: string\n    default: !!python/str x\n')).issues[0].message).toContain('ConstructorError');
+    expect(texts(render(V01(body, 'sample:\n  v: !!python/str x\n')))).toEqual([['user', "[x] ['x'] 1"]]);
+  });
   it('!!set is reported at the tag (a Python set prints in hash order)', () => {
     const source = V01(body, 'sample:\n  v: !!set {a, b}\n');
     const r = render(source);

@@ -234,10 +234,22 @@ function timestampText(source: string, d: Date): string {
 
 /** A tag of the front matter the engine reads differently from one runtime line (offsets in the YAML text). */
 interface YamlNote {
-  kind: 'python-tag' | 'set';
+  /**
+   * `python-tag`: a `!!python/…` tag 0.1.x's FullLoader types as this engine does (tuple, str, unicode);
+   * `python-other`: another `!!python/…` tag (a complex, a name…), not reproduced on 0.1.x;
+   * `unknown-tag`: a tag neither loader has a constructor for; `set`: a `!!set`.
+   * v2's `yaml.safe_load` refuses every `!!python/…` tag.
+   */
+  kind: 'python-tag' | 'python-other' | 'unknown-tag' | 'set';
   tag: string;
   range: [number, number];
 }
+
+/** The tags PyYAML's SafeLoader constructs (and so 0.1.x's FullLoader too). */
+const SAFE_TAGS = new Set(['null', 'bool', 'int', 'float', 'binary', 'timestamp', 'omap', 'pairs', 'set', 'str', 'seq', 'map'].map((t) => `tag:yaml.org,2002:${t}`));
+const PYTHON_TAG = 'tag:yaml.org,2002:python/';
+/** FullLoader's `!!python/str` and `!!python/unicode` give the str this engine reads. */
+const FULL_LOADER_SCALARS = new Set(['str', 'unicode']);
 
 /** The node's range in the YAML text (its tag lies before it; frontMatterData widens the range to it). */
 function tagRange(node: { range?: [number, number, number] | null }): [number, number] {
@@ -248,6 +260,11 @@ function tagRange(node: { range?: [number, number, number] | null }): [number, n
 /** A YAML node as PyYAML's safe-ish loader would type it, as plain values (floats as PyFloat). */
 function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed, notes?: YamlNote[]): unknown {
   if (depth > 64) return null;
+  const tag = (node as { tag?: unknown } | null)?.tag;
+  if (notes && typeof tag === 'string' && tag !== '!' && !SAFE_TAGS.has(tag) && tag !== 'tag:yaml.org,2002:python/tuple') {
+    const kind = !tag.startsWith(PYTHON_TAG) ? 'unknown-tag' : FULL_LOADER_SCALARS.has(tag.slice(PYTHON_TAG.length)) && isScalar(node) ? 'python-tag' : 'python-other';
+    notes.push({ kind, tag, range: tagRange(node as { range?: [number, number, number] | null }) });
+  }
   if (isMap(node)) {
     // !!set: a Python set, whose order follows Python's string hashing; it is read as a mapping and reported.
     if (node.tag === 'tag:yaml.org,2002:set') notes?.push({ kind: 'set', tag: node.tag, range: tagRange(node) });
@@ -273,8 +290,8 @@ function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed, notes?:
     return out;
   }
   if (isSeq(node)) {
-    // !!omap: a list of (key, value) tuples (PyYAML's construct_yaml_omap).
-    if (node.tag === 'tag:yaml.org,2002:omap') return node.items.map((x) => (isPair(x) ? markTuple([pyYamlValue(x.key, depth + 1, doc, notes), pyYamlValue(x.value, depth + 1, doc, notes)]) : pyYamlValue(x, depth + 1, doc, notes)));
+    // !!omap and !!pairs: a list of (key, value) tuples (PyYAML's construct_yaml_omap / construct_yaml_pairs).
+    if (node.tag === 'tag:yaml.org,2002:omap' || node.tag === 'tag:yaml.org,2002:pairs') return node.items.map((x) => (isPair(x) ? markTuple([pyYamlValue(x.key, depth + 1, doc, notes), pyYamlValue(x.value, depth + 1, doc, notes)]) : pyYamlValue(x, depth + 1, doc, notes)));
     const items = node.items.map((x) => pyYamlValue(x, depth + 1, doc, notes));
     // !!python/tuple: FullLoader's tuple (0.1.x loads with it; v2's safe_load refuses the tag).
     if (node.tag === 'tag:yaml.org,2002:python/tuple') {
@@ -849,8 +866,8 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
     const start = toSource(t, fmOffset + n.range[0]);
     return { start, end: Math.max(start, toSource(t, fmOffset + n.range[1])) };
   };
-  const pythonTag = notes.find((n) => n.kind === 'python-tag');
-  if (s.line === 'v2' && pythonTag) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its loader (yaml.safe_load) has no constructor for the tag '${pythonTag.tag}' (ConstructorError).`, noteSpan(pythonTag));
+  const badTag = notes.find((n) => n.kind === 'unknown-tag' || (s.line === 'v2' && n.kind !== 'set'));
+  if (badTag) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its YAML loader (${s.line === 'v2' ? 'yaml.safe_load' : "PyYAML's FullLoader"}) has no constructor for the tag '${badTag.tag}' (ConstructorError).`, noteSpan(badTag));
   if (s.line === 'v2' && !fm) {
     const type = frontMatterNonMapping(m[1]);
     if (type !== undefined) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its front matter is a ${type}, not a mapping (TypeError: ${type === 'list' ? 'list indices must be integers or slices, not str' : `'${type}' object does not support item assignment`}).`, frontMatterSpan(t, m));
@@ -878,7 +895,10 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
   const issues: EngineIssue[] = [];
   let exact = true;
   for (const n of notes)
-    if (n.kind === 'set') {
+    if (n.kind === 'python-other') {
+      issues.push({ rule: 'unsupported-feature', message: `PyYAML's FullLoader makes a Python object of the tag '${n.tag}', which Context Lens does not reproduce: the value is read as plain YAML, so what the template prints of it may differ from Prompty.`, span: noteSpan(n) });
+      exact = false;
+    } else if (n.kind === 'set') {
       issues.push({ rule: 'unsupported-feature', message: 'A YAML !!set is a Python set, whose order follows Python\'s string hashing: Context Lens reads it as a mapping of its members to None, so what the template prints of it may differ from Prompty.', span: noteSpan(n) });
       exact = false;
     }
