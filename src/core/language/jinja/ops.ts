@@ -845,6 +845,7 @@ function listMutator(obj: PyValue[], name: string): PyFunc {
         return null;
       case 'extend': {
         arity('extend', a, k, 1, 1);
+        if (Array.isArray(a[0])) growth(obj.length + a[0].length);
         const items = pyList(a[0], MAX_BUILD);
         growth(obj.length + items.length);
         for (const x of items) obj.push(x);

@@ -539,7 +539,12 @@ export function pyLenOf(v: PyValue): number {
 
 /** `iter(v)` as a JS iterator. */
 export function pyIterate(v: PyValue): Iterator<PyValue> {
+  // An iterator may be consumed later, after the template changed the container (see ITERATED).
   markIterated(v);
+  return iterate(v);
+}
+
+function iterate(v: PyValue): Iterator<PyValue> {
   if (Array.isArray(v)) return v.slice()[Symbol.iterator]();
   if (typeof v === 'string') return codePoints(v)[Symbol.iterator]();
   if (v instanceof Markup) return codePoints(v.s)[Symbol.iterator]();
@@ -564,11 +569,11 @@ export function pyIterate(v: PyValue): Iterator<PyValue> {
   throw typeError(`'${typeName(v)}' object is not iterable`);
 }
 
+/** `list(v)`: consumed at once, so a later change of the container cannot differ from Python. */
 export function pyList(v: PyValue, limit = Infinity): PyValue[] {
-  markIterated(v);
   if (Array.isArray(v)) return v.slice();
   const out: PyValue[] = [];
-  const it = pyIterate(v);
+  const it = iterate(v);
   for (let r = it.next(); !r.done; r = it.next()) {
     out.push(r.value);
     if (out.length > limit) throw new LimitError('a sequence of more than the allowed number of items');
