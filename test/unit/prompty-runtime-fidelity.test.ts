@@ -19,6 +19,14 @@ describe('mappings with integer-like keys', () => {
   });
 });
 
+describe('a JSON sample file (`${file:sample.json}`)', () => {
+  it("is read as Python's json reads it: keys in the file's order, floats where written with a fraction", () => {
+    const source = V01('user:\n{% for k, v in d.items() %}{{ k }}={{ v }} {% endfor %}', 'sample: ${file:sample.json}\n');
+    const readFile = (p: string) => (p === 'sample.json' ? '{"d": {"b": 1.0, "10": 2, "9": 3.5, "a": 4}}' : undefined);
+    expect(texts(renderPrompty(source, promptyRuntimeInputs(source, undefined, readFile, '0.1'), { line: '0.1', readFile }))).toEqual([['user', 'b=1.0 10=2 9=3.5 a=4']]);
+  });
+});
+
 describe("0.1.x's inputs entries (PropertySettings of 0.1.50, then 0.1.24)", () => {
   const load = (inputs: string) => renderPrompty(V01('user:\n{{ q }}', inputs), { q: 'x' });
   it('refuse an entry without a type, an entry that is not a mapping, and a list of names', () => {

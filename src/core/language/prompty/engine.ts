@@ -1273,33 +1273,51 @@ function normalize01(v: unknown, ctx: RefContext): unknown {
   return v;
 }
 
-/** JSON as Python's json reads it: a number written with a fraction or exponent is a float. */
-export function parseJsonValues(text: string): unknown {
-  const marked = JSON.parse(text, (_k, v: unknown) => v);
-  return floatsOf(text, marked);
-}
-
 /**
- * Python reads `2.0` in JSON as a float and Jinja prints it `2.0`; JSON.parse gives the integer 2.
- * The numbers of the text are scanned in order (outside strings) and every whole one written with
- * a fraction or an exponent is turned into a PyFloat, in the same order JSON.parse visited them.
+ * JSON as Python's json reads it: a number written with a fraction or an exponent is a float
+ * (Jinja prints `2.0` where JSON.parse gives the integer 2), and an object keeps its keys in the
+ * file's order (a JS object lists integer-like keys first; see PY_KEY_ORDER). JSON.parse checks
+ * the text; the values are then built from its tokens in order, without recursion.
  */
-function floatsOf(text: string, value: unknown): unknown {
-  const floats: boolean[] = [];
-  const re = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
-  for (const m of text.matchAll(re)) if (m[0][0] !== '"') floats.push(/[.eE]/.test(m[0]));
-  let i = 0;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'number') return floats[i++] && Number.isInteger(v) ? new PyFloat(v) : v;
-    if (Array.isArray(v)) return v.map(walk);
-    if (isRecord(v)) {
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: walk(x), enumerable: true, writable: true, configurable: true });
-      return out;
+export function parseJsonValues(text: string): unknown {
+  JSON.parse(text);
+  type Frame = { obj: Record<string, unknown>; order: string[]; key?: string } | { arr: unknown[] };
+  const stack: Frame[] = [];
+  let root: unknown;
+  const add = (v: unknown): void => {
+    const top = stack[stack.length - 1];
+    if (!top) root = v;
+    else if ('arr' in top) top.arr.push(v);
+    else {
+      const key = top.key ?? '';
+      if (!Object.prototype.hasOwnProperty.call(top.obj, key)) top.order.push(key);
+      Object.defineProperty(top.obj, key, { value: v, enumerable: true, writable: true, configurable: true });
+      top.key = undefined;
     }
-    return v;
   };
-  return walk(value);
+  const re = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}[\]]|true|false|null/g;
+  for (const m of text.matchAll(re)) {
+    const tok = m[0];
+    const c = tok[0];
+    if (c === '{') stack.push({ obj: {}, order: [] });
+    else if (c === '[') stack.push({ arr: [] });
+    else if (c === '}' || c === ']') {
+      const f = stack.pop()!;
+      if ('arr' in f) add(f.arr);
+      else add(f.order.some((k) => /^(?:0|[1-9][0-9]*)$/.test(k)) ? setKeyOrder(f.obj, f.order) : f.obj);
+    } else if (c === '"') {
+      const top = stack[stack.length - 1];
+      const str = JSON.parse(tok) as string;
+      // In an object, a string with no key pending is the next key.
+      if (top && 'obj' in top && top.key === undefined) top.key = str;
+      else add(str);
+    } else if (tok === 'true' || tok === 'false' || tok === 'null') add(tok === 'true' ? true : tok === 'false' ? false : null);
+    else {
+      const v = Number(tok);
+      add(/[.eE]/.test(tok) && Number.isInteger(v) ? new PyFloat(v) : v);
+    }
+  }
+  return root;
 }
 
 /**
