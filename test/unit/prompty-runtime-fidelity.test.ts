@@ -17,6 +17,10 @@ describe('mappings with integer-like keys', () => {
     expect(texts(render(V01(body, 'sample:\n  d:\n    b: 1\n    "10": 3\n    "9": 4\n')))).toEqual([['user', "b 10 9 {'b': 1, '10': 3, '9': 4}"]]);
     expect(texts(render(V2(body, 'inputs:\n  d:\n    kind: object\n    default:\n      b: 1\n      "10": 3\n      "9": 4\n')))).toEqual([['user', "b 10 9 {'b': 1, '10': 3, '9': 4}"]]);
   });
+  it('keep the order through a merge key (`<<: *base`)', () => {
+    const body = 'user:\n{{ d }}';
+    expect(texts(render(V01(body, 'sample:\n  base: &b\n    "10": 1\n    a: 2\n  d:\n    <<: *b\n    "9": 3\n')))).toEqual([['user', "{'10': 1, 'a': 2, '9': 3}"]]);
+  });
 });
 
 describe('a JSON sample file (`${file:sample.json}`)', () => {

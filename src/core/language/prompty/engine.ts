@@ -274,10 +274,14 @@ function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed, notes?:
       // YAML 1.1 merge keys (`<<: *base`, or a list of them): the merged entries lie under the map's own.
       if (isScalar(pair.key) && pair.key.source === '<<' && pair.key.type === 'PLAIN') {
         const from = pyYamlValue(pair.value, depth + 1, doc, notes);
-        for (const m of Array.isArray(from) ? from : [from]) if (isRecord(m)) for (const [k, v] of Object.entries(m)) if (!(k in out)) {
-              order.push(k);
-              Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-            }
+        for (const m of Array.isArray(from) ? from : [from]) {
+          if (!isRecord(m)) continue;
+          for (const [k, v] of orderedEntries(m)) {
+            if (k in out) continue;
+            order.push(k);
+            Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+          }
+        }
         continue;
       }
       const k = pyYamlValue(pair.key, depth + 1, doc, notes);
@@ -894,14 +898,13 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
   }
   const issues: EngineIssue[] = [];
   let exact = true;
-  for (const n of notes)
-    if (n.kind === 'python-other') {
-      issues.push({ rule: 'unsupported-feature', message: `PyYAML's FullLoader makes a Python object of the tag '${n.tag}', which Context Lens does not reproduce: the value is read as plain YAML, so what the template prints of it may differ from Prompty.`, span: noteSpan(n) });
-      exact = false;
-    } else if (n.kind === 'set') {
-      issues.push({ rule: 'unsupported-feature', message: 'A YAML !!set is a Python set, whose order follows Python\'s string hashing: Context Lens reads it as a mapping of its members to None, so what the template prints of it may differ from Prompty.', span: noteSpan(n) });
-      exact = false;
-    }
+  // Values the loader types as Python objects this engine does not make: rendered, and reported at the tag.
+  for (const n of notes) {
+    if (n.kind === 'python-other') issues.push({ rule: 'unsupported-feature', message: `PyYAML's FullLoader makes a Python object of the tag '${n.tag}', which Context Lens does not reproduce: the value is read as plain YAML, so what the template prints of it may differ from Prompty.`, span: noteSpan(n) });
+    else if (n.kind === 'set') issues.push({ rule: 'unsupported-feature', message: "A YAML !!set is a Python set, whose order follows Python's string hashing: Context Lens reads it as a mapping of its members to None, so what the template prints of it may differ from Prompty.", span: noteSpan(n) });
+    else continue;
+    exact = false;
+  }
   let missing: string[] | undefined;
 
   // v2: strict mode's nonce and the rich inputs' markers
