@@ -31,6 +31,28 @@ describe('a JSON sample file (`${file:sample.json}`)', () => {
   });
 });
 
+describe('a referenced JSON file the runtime cannot read', () => {
+  const files = (json: string) => (p: string) => (p === 'sample.json' ? json : undefined);
+  const v01 = 'sample: ${file:sample.json}\n';
+  const v2 = 'inputs:\n  v:\n    kind: object\n    default: ${file:sample.json}\n';
+  const run = (source: string, line: '0.1' | 'v2', readFile: (p: string) => string | undefined) => renderPrompty(source, promptyRuntimeInputs(source, undefined, readFile, line), { line, readFile });
+  it('fails to load on both lines when it is not JSON (never an exception)', () => {
+    for (const [source, line] of [[V01('user:\nx', v01), '0.1'], [V2('user:\nx', v2), 'v2']] as const) {
+      const r = run(source, line, files('{bad'));
+      expect(r.issues.map((i) => i.rule), line).toEqual(['template-invalid']);
+      expect(r.issues[0].message, line).toContain('JSONDecodeError');
+    }
+  });
+  it('is reported when it nests deeper than Python reads (no stack overflow)', () => {
+    const deep = `{"v": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    for (const [source, line] of [[V01('user:\nx', v01), '0.1'], [V2('user:\nx', v2), 'v2']] as const) {
+      const r = run(source, line, files(deep));
+      expect(r.messages, line).toEqual([]);
+      expect(r.issues.map((i) => i.rule), line).toEqual(['unsupported-feature']);
+    }
+  });
+});
+
 describe("0.1.x's inputs entries (PropertySettings of 0.1.50, then 0.1.24)", () => {
   const load = (inputs: string) => renderPrompty(V01('user:\n{{ q }}', inputs), { q: 'x' });
   it('refuse an entry without a type, an entry that is not a mapping, and a list of names', () => {

@@ -887,7 +887,13 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
   };
   if (fmMatch && !fm && s.line === '0.1' && /^\s*$/.test(fmMatch[1])) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its front matter is empty (TypeError: argument of type 'NoneType' is not iterable).`, frontMatterSpan(t, fmMatch));
   if (fm) {
-    const err = loadError(fm, s.line, options.readFile, options.env, options.line !== undefined);
+    let err: string | undefined;
+    try {
+      err = loadError(fm, s.line, options.readFile, options.env, options.line !== undefined);
+    } catch (e) {
+      if (e instanceof Unsupported) return failure(s.line, 'unsupported-feature', `Not rendered: ${e.message}.`, frontMatterSpan(t, m));
+      throw e;
+    }
     if (err) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: ${err}`, frontMatterSpan(t, m));
   }
   const inputs: Record<string, unknown> = s.line === 'v2' ? { ...s.defaults, ...(data ?? {}) } : { ...(data ?? {}) };
@@ -1217,9 +1223,18 @@ function resolveV2(v: unknown, ctx: RefContext, key: string): unknown {
       if (ctx.strict && ctx.readFile) throw new RuntimeFailure('FileNotFoundError', `Referenced file '${rest}' not found for key '${key}'`);
       return s;
     }
-    if (/\.json$/i.test(rest)) return parseJsonValues(text);
+    if (/\.json$/i.test(rest)) {
+      try {
+        return parseJsonValues(text);
+      } catch (e) {
+        if (!ctx.strict) return s;
+        if (e instanceof Unsupported) throw e;
+        throw new RuntimeFailure('JSONDecodeError', `the file ${rest} is not JSON`);
+      }
+    }
     if (/\.ya?ml$/i.test(rest)) {
       const doc = parseDocument(text, { version: '1.1', logLevel: 'silent', uniqueKeys: false });
+      if (doc.errors.length && ctx.strict) throw new RuntimeFailure('YAMLError', `the file ${rest} is not YAML: ${doc.errors[0].message.split('\n')[0]}`);
       return doc.errors.length ? text : pyYamlValue(doc.contents, 0, doc);
     }
     return text;
@@ -1251,7 +1266,8 @@ function normalize01(v: unknown, ctx: RefContext): unknown {
       let parsed: unknown;
       try {
         parsed = parseJsonValues(text);
-      } catch {
+      } catch (e) {
+        if (ctx.strict && e instanceof Unsupported) throw e;
         if (ctx.strict) throw new RuntimeFailure('JSONDecodeError', `the file ${rel} is not JSON`);
         return s;
       }
@@ -1282,6 +1298,8 @@ function normalize01(v: unknown, ctx: RefContext): unknown {
  * file's order (a JS object lists integer-like keys first; see PY_KEY_ORDER). JSON.parse checks
  * the text; the values are then built from its tokens in order, without recursion.
  */
+const MAX_JSON_DEPTH = 800;
+
 export function parseJsonValues(text: string): unknown {
   JSON.parse(text);
   type Frame = { obj: Record<string, unknown>; order: string[]; key?: string } | { arr: unknown[] };
@@ -1302,6 +1320,7 @@ export function parseJsonValues(text: string): unknown {
   for (const m of text.matchAll(re)) {
     const tok = m[0];
     const c = tok[0];
+    if ((c === '{' || c === '[') && stack.length >= MAX_JSON_DEPTH) throw new Unsupported(`a JSON file nested deeper than ${MAX_JSON_DEPTH} levels (Python's json stops at its recursion limit, about 1,000 levels less what the caller uses)`);
     if (c === '{') stack.push({ obj: {}, order: [] });
     else if (c === '[') stack.push({ arr: [] });
     else if (c === '}' || c === ']') {
