@@ -118,6 +118,13 @@ describe("PyYAML's collection tags", () => {
     expect(render(V2(body, 'inputs:\n  v:\n    kind: string\n    default: !!python/str x\n')).issues[0].message).toContain('ConstructorError');
     expect(texts(render(V01(body, 'sample:\n  v: !!python/str x\n')))).toEqual([['user', "[x] ['x'] 1"]]);
   });
+  it('a value nested deeper than the engine reads is reported, not silently None', () => {
+    const deep = `sample:\n  v: ${'['.repeat(80)}1${']'.repeat(80)}\n`;
+    const r = render(V01('user:\n{{ v|length }}', deep));
+    expect(texts(r)).toEqual([['user', '1']]);
+    expect(r.issues.map((i) => [i.rule, i.message.slice(0, 44)])).toEqual([['unsupported-feature', 'The front matter nests values deeper than 64']]);
+    expect(r.exact).toBe(false);
+  });
   it('!!set is reported at the tag (a Python set prints in hash order)', () => {
     const source = V01(body, 'sample:\n  v: !!set {a, b}\n');
     const r = render(source);

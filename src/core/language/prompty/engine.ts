@@ -143,6 +143,7 @@ function frontMatterData(yamlText: string): Record<string, unknown> | undefined 
         if (out && notes.length) {
           // The tag (`!!set`, `!!python/tuple`) is written before the node's own range.
           for (const n of notes) {
+            if (n.kind === 'too-deep') continue;
             const bang = yamlText.lastIndexOf('!', n.range[0]);
             if (bang >= 0) n.range[0] = yamlText[bang - 1] === '!' ? bang - 1 : bang;
           }
@@ -240,7 +241,7 @@ interface YamlNote {
    * `unknown-tag`: a tag neither loader has a constructor for; `set`: a `!!set`.
    * v2's `yaml.safe_load` refuses every `!!python/…` tag.
    */
-  kind: 'python-tag' | 'python-other' | 'unknown-tag' | 'set';
+  kind: 'python-tag' | 'python-other' | 'unknown-tag' | 'set' | 'too-deep';
   tag: string;
   range: [number, number];
 }
@@ -259,7 +260,11 @@ function tagRange(node: { range?: [number, number, number] | null }): [number, n
 
 /** A YAML node as PyYAML's safe-ish loader would type it, as plain values (floats as PyFloat). */
 function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed, notes?: YamlNote[]): unknown {
-  if (depth > 64) return null;
+  if (depth > 64) {
+    // Read as None here; PyYAML reads it. Reported once, at the node.
+    if (notes && !notes.some((n) => n.kind === 'too-deep')) notes.push({ kind: 'too-deep', tag: '', range: tagRange(node as { range?: [number, number, number] | null }) });
+    return null;
+  }
   const tag = (node as { tag?: unknown } | null)?.tag;
   if (notes && typeof tag === 'string' && tag !== '!' && !SAFE_TAGS.has(tag) && tag !== 'tag:yaml.org,2002:python/tuple') {
     const kind = !tag.startsWith(PYTHON_TAG) ? 'unknown-tag' : FULL_LOADER_SCALARS.has(tag.slice(PYTHON_TAG.length)) && isScalar(node) ? 'python-tag' : 'python-other';
@@ -907,6 +912,7 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
   // Values the loader types as Python objects this engine does not make: rendered, and reported at the tag.
   for (const n of notes) {
     if (n.kind === 'python-other') issues.push({ rule: 'unsupported-feature', message: `PyYAML's FullLoader makes a Python object of the tag '${n.tag}', which Context Lens does not reproduce: the value is read as plain YAML, so what the template prints of it may differ from Prompty.`, span: noteSpan(n) });
+    else if (n.kind === 'too-deep') issues.push({ rule: 'unsupported-feature', message: 'The front matter nests values deeper than 64 levels: Context Lens reads what lies deeper as None, so what the template prints of it may differ from Prompty.', span: noteSpan(n) });
     else if (n.kind === 'set') issues.push({ rule: 'unsupported-feature', message: "A YAML !!set is a Python set, whose order follows Python's string hashing: Context Lens reads it as a mapping of its members to None, so what the template prints of it may differ from Prompty.", span: noteSpan(n) });
     else continue;
     exact = false;
