@@ -120,6 +120,22 @@ interface HbEnv {
 }
 
 const hb: HbEnv = (HandlebarsCjs as HbEnv).create();
+
+/**
+ * The body parsed by Handlebars' own parser (the grammar of the runtime dotprompt renders with),
+ * whitespace control applied as its compiler applies it: the tree the slot scanner reads
+ * (scan.ts). Throws Handlebars' parse errors.
+ */
+export function parseHandlebars(source: string): unknown {
+  try {
+    return hb.parse(hb.parseWithoutProcessing(source), {});
+  } catch (e) {
+    // Its parser's errors say where only in the message; the lexer knows where it stopped.
+    const l = hb.Parser.lexer?.yylloc;
+    if (l && e && typeof e === 'object' && !('hash' in e) && !('lineNumber' in e)) Object.assign(e, { hash: { loc: { first_line: l.first_line, first_column: l.first_column } } });
+    throw e;
+  }
+}
 const { SafeString } = hb;
 
 // dotprompt's helpers (src/helpers.ts), same semantics.

@@ -1,21 +1,27 @@
 /**
- * The dotprompt body: Handlebars parsed with `@handlebars/parser` (which keeps exact locations)
+ * The dotprompt body: Handlebars parsed with Handlebars's own parser (the runtime's grammar; it keeps exact locations)
  * and turned into messages, render-ready nodes and slot uses.
  *
- * `@handlebars/parser` stops at the first error, so a broken body is repaired before it is parsed
+ * The parser stops at the first error, so a broken body is repaired before it is parsed
  * again: unterminated tags and stray closers are blanked (same length, line breaks kept, so every
  * later location is still exact), blocks closed too early are turned into plain helper calls, and
  * blocks never closed get their closer appended after the end of the text. Each repair is
  * reported as a `template-invalid` finding at the tag, and the rest of the body is still analysed.
  */
-import { parse } from '@handlebars/parser';
-import type { AST } from '@handlebars/parser';
+/// <reference types="handlebars" />
+import { parseHandlebars } from './engine';
 import { finding } from '../../rules/registry';
 import { redactSecrets } from '../../text/secrets';
 import { LineIndex } from '../../text/lineIndex';
 import type { Finding, Role, Span, TemplateMessage, TemplateNode } from '../../types';
 import { ForwardFinder, blankNodes, normalizeRole } from '../shared';
 import type { EachNode, RawUse } from '../shared';
+
+/** The tree types of Handlebars' own package (its `hbs.AST` declarations). */
+import AST = hbs.AST;
+
+/** Handlebars' own parse (engine.ts). */
+const parse = (src: string): AST.Program => parseHandlebars(src) as AST.Program;
 
 export interface BodyResult {
   messages: TemplateMessage[];
