@@ -20,6 +20,7 @@ import { SAMPLE_FIXTURE } from '../core/sample';
 import { LineIndex } from '../core/text/lineIndex';
 import { getTokenizer, listTokenizers } from '../core/tokens';
 import { DiskFileHost, toPosix } from '../node/fileHost';
+import { installModelFiles } from '../node/modelFiles';
 import { ContextLensError } from './errors';
 import { normaliseValues, redactDeep, scanValueSecrets } from './values';
 import { toolsOf } from './evidence';
@@ -39,6 +40,15 @@ export interface WorkspaceOptions {
    * re-reading them. Default 0: every call re-reads, so an edit is seen by the next call.
    */
   revalidateMs?: number;
+  /**
+   * Read the model files that apply to this folder, as the CLI and the editor do: the nearest
+   * `.context-lens/models.yaml` up to the repository root, then the user's
+   * `~/.config/context-lens/models.yaml` (docs/models.md). Default true. The model registry is one
+   * per process (per thread): the files of the workspace opened last apply.
+   */
+  modelFiles?: boolean;
+  /** Where problems of the model files go (an unreadable file, a bad entry, which is skipped); default `process.emitWarning`. */
+  onWarning?: (message: string) => void;
 }
 
 export interface AssembleOptions {
@@ -159,6 +169,7 @@ export class Workspace {
     this.root = toPosix(nodePath.resolve(dir));
     this.host = new DiskFileHost([this.root, ...(options.roots ?? []).map((r) => toPosix(nodePath.resolve(this.root, r)))]);
     this.prepared = new PreparedCache(this.host, 256, options.revalidateMs ?? 0);
+    if (options.modelFiles !== false) installModelFiles([this.root], options.onWarning ?? ((m) => process.emitWarning(m, 'ContextLensModelFile')));
   }
 
   /** Workspace roots references may resolve in. */
@@ -312,7 +323,7 @@ export class Workspace {
   }
 }
 
-/** Opens the folder `dir` as a workspace. Nothing is read until a method is called. */
+/** Opens the folder `dir` as a workspace. Only the model files are read here; the rest when a method is called. */
 export function openWorkspace(dir: string, options: WorkspaceOptions = {}): Workspace {
   return new Workspace(dir, options);
 }

@@ -88,7 +88,12 @@ function parseJson(buf: Uint8Array): { ok: true; value: Record<string, unknown> 
 export function createAnswerer(options: AnswerOptions): Answerer {
   const root = toPosix(nodePath.resolve(options.root));
   const realRoot = fs.realpathSync(root);
-  const workspace = openWorkspace(root, { defaultModel: options.defaultModel, revalidateMs: options.revalidateMs ?? DEFAULT_REVALIDATE_MS });
+  // The model files of the root (and the user's) apply, as for the CLI; a bad entry is a warning on stderr.
+  const workspace = openWorkspace(root, {
+    defaultModel: options.defaultModel,
+    revalidateMs: options.revalidateMs ?? DEFAULT_REVALIDATE_MS,
+    onWarning: (m) => process.stderr.write(`ctxlens serve: warning: ${m}\n`),
+  });
   // Seed 002's "fully assembled context" cache: the same request bytes against the same template
   // files give the same response, so it is served again while the template's binding is the same
   // object (a changed template, config or partial makes a new one). Only successful answers are kept.
