@@ -68,17 +68,20 @@ export async function ensurePrereqs({ chromium = true, oracles = chromium, log =
     aptInstall(missing, log);
     did.push(`apt: ${missing.join(' ')}`);
   }
+  // Few retries: on a machine whose packages come from a local index, each unreachable default
+  // index costs every package five retries with backoff otherwise.
+  const PIP = ['-m', 'pip', 'install', '--quiet', '--retries', '1', '--timeout', '30'];
   // Test oracles in Python: jinja2 (Prompty's renderer) from the machine's package index.
   if (oracles && !pythonHas('jinja2')) {
     log('prereqs: installing the Python oracle packages: jinja2==3.1.6');
-    const r = spawnSync('python3', ['-m', 'pip', 'install', '--quiet', 'jinja2==3.1.6'], { stdio: 'inherit' });
+    const r = spawnSync('python3', [...PIP, 'jinja2==3.1.6'], { stdio: 'inherit' });
     if (r.status !== 0 || !pythonHas('jinja2')) throw new Error('pip install jinja2 failed; the Jinja differential tests need it');
     did.push('pip: jinja2');
   }
   // Test oracles of the tokenizer families: Hugging Face tokenizers and tiktoken (test/oracle/tokenizers.test.ts).
   if (oracles && !(pythonHas('tokenizers') && pythonHas('tiktoken'))) {
     log('prereqs: installing the Python oracle packages: tokenizers==0.23.2 tiktoken==0.14.0');
-    const r = spawnSync('python3', ['-m', 'pip', 'install', '--quiet', 'tokenizers==0.23.2', 'tiktoken==0.14.0'], { stdio: 'inherit' });
+    const r = spawnSync('python3', [...PIP, 'tokenizers==0.23.2', 'tiktoken==0.14.0'], { stdio: 'inherit' });
     if (r.status !== 0 || !pythonHas('tokenizers') || !pythonHas('tiktoken')) throw new Error('pip install tokenizers tiktoken failed; the tokenizer oracle needs them');
     did.push('pip: tokenizers, tiktoken');
   }
