@@ -15,6 +15,7 @@ import { stringify } from 'yaml';
 import type { FileHost } from './host';
 import type { Finding, FixtureDoc, Span, TemplateDoc } from './types';
 import { parseFixture } from './fixture';
+import { withRuntimeValue } from './fixture/values';
 import { resolveInWorkspace } from './paths';
 import { finding } from './rules/registry';
 import { ENV_REFERENCE } from './models';
@@ -128,12 +129,14 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
     } else if (isRecord(sample)) values = { ...values, ...(files.normalize(sample) as Record<string, unknown>) };
   }
   let under: Record<string, unknown> | undefined;
+  let typed: Record<string, unknown> | undefined;
   const loaded = template.format === 'prompty' && !promptflow ? runtimeLoaded(host, template) : undefined;
   if (loaded) {
     // The values as the file's own runtime line loads them (0.1.x: the sample, strings stripped the
     // Python way, `inputs.*.default` ignored; v2: each input's default, else its example); the pass
     // above only locates the files it reads and what cannot be read.
     values = loaded.values;
+    typed = loaded.typed;
     under = loaded.under;
   } else {
     // Defaults fill what the sample leaves out (the runtime applies them too, see templateDefaults).
@@ -152,6 +155,11 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
   doc.path = origin;
   doc.name = SAMPLE_FIXTURE;
   doc.findings = doc.findings.filter((f) => f.rule !== 'fixture-invalid').map((f) => ({ ...f, path: origin }));
+  // The plain values went through YAML, which keeps no Python float (`2.0` is read back as 2), tuple
+  // or key order: data and list values keep the runtime's own value beside them for the engine.
+  if (typed) {
+    for (const [name, v] of Object.entries(doc.slots)) if ((v.type === 'data' || v.type === 'items') && Object.hasOwn(typed, name)) withRuntimeValue(v, typed[name]);
+  }
   return { fixture: doc, findings, dependencies, values, ...(under ? { under } : {}) };
 }
 
@@ -171,14 +179,15 @@ function plainData(v: unknown, depth = 0): unknown {
  * read beside the template inside the workspace. Undefined when the runtime cannot load the file
  * (the engine reports why when it renders).
  */
-function runtimeLoaded(host: FileHost, template: TemplateDoc): { values: Record<string, unknown>; under: Record<string, unknown> } | undefined {
+function runtimeLoaded(host: FileHost, template: TemplateDoc): { values: Record<string, unknown>; typed: Record<string, unknown>; under: Record<string, unknown> } | undefined {
   const read = besideTemplate(host, template.path);
   // The application's environment is never read: `${env:…}` stays a reference.
   const noEnv = () => undefined;
   try {
-    const values = plainData(promptyRuntimeInputs(template.text, undefined, read, undefined, noEnv)) as Record<string, unknown>;
+    const typed = promptyRuntimeInputs(template.text, undefined, read, undefined, noEnv);
+    const values = plainData(typed) as Record<string, unknown>;
     const under = promptyRuntimeInputs(template.text, {}, read, undefined, noEnv);
-    return { values, under };
+    return { values, typed, under };
   } catch {
     return undefined;
   }

@@ -81,4 +81,24 @@ describe('Prompty files without values and their runtime line', () => {
     writeFileSync(join(dir, 'd.prompt'), '---\nmodel: gpt-5-mini\n---\nHello {{name}}\n');
     expect(JSON.parse(ctxlens(['assemble', 'd.prompt', '--format', 'json'], dir).stdout).trace.runtime).toBeUndefined();
   });
+
+  it("renders a sample's Python values as the runtime prints them: floats, tuples, key order", () => {
+    const sample = `---
+name: Typed
+model:
+  api: chat
+  configuration: { type: openai, name: gpt-5-mini }
+sample:
+  price: 2.0
+  ranks: { "2": b, "1": a }
+  pair: !!python/tuple [1, x]
+---
+system:
+Price {{price}}; keys {% for k in ranks %}{{k}}{% endfor %}; pair {{pair}}
+`;
+    writeFileSync(join(dir, 'typed.prompty'), sample);
+    const out = JSON.parse(ctxlens(['assemble', 'typed.prompty', '--format', 'json'], dir).stdout);
+    // Python: 2.0 stays a float, the mapping keeps its YAML order, a tuple prints in parentheses.
+    expect(out.messages[0].content).toBe("Price 2.0; keys 21; pair (1, 'x')");
+  });
 });

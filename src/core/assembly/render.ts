@@ -29,6 +29,8 @@ import { basename } from '../paths';
 import { ItemList, ItemValue, MARK_CHARS, mark, splitMarked, unmark } from './attribution';
 import { envelopeFor, sourcesOf } from './envelope';
 import { neutralise } from './escape';
+import { runtimeValueOf } from '../fixture/values';
+import { PY_KEY_ORDER, isMarkedTuple, markTuple, orderedEntries, setKeyOrder } from '../language/jinja/values';
 
 export interface SlotState {
   name: string;
@@ -275,7 +277,10 @@ export class Renderer {
       // No value: left out, so the front matter defaults (and Prompty's hoisted sample) show through.
       if (!fixtureValue) return;
       if (fixtureValue.type === 'data') {
-        input[name] = markDeep(fixtureValue.value, (s) => m(this.escapeText(s, state, undefined, neutralised, true)));
+        const esc = (s: string) => m(this.escapeText(s, state, undefined, neutralised, true));
+        // The value as the runtime loaded it where one is kept (a Prompty sample's floats, tuples, key order).
+        const runtime = runtimeValueOf(fixtureValue);
+        input[name] = runtime !== undefined ? markRuntime(runtime, esc) : markDeep(fixtureValue.value, esc);
         return;
       }
       const items = kept.get(name) ?? [];
@@ -286,7 +291,9 @@ export class Renderer {
         // A list no config declares is the template's plain data, as the runtime would get it, its
         // strings neutralised as any untrusted value's (a role marker or a media pattern in one must
         // not change the request's structure).
-        input[name] = markDeep(fixtureValue.raw, (s) => m(this.escapeText(s, state, undefined, neutralised, true)));
+        const esc = (s: string) => m(this.escapeText(s, state, undefined, neutralised, true));
+        const runtime = runtimeValueOf(fixtureValue);
+        input[name] = runtime !== undefined ? markRuntime(runtime, esc) : markDeep(fixtureValue.raw, esc);
         return;
       }
       if (state.isText) {
@@ -447,6 +454,25 @@ function plainValue(v: NonNullable<FixtureDoc['slots'][string]>, m: (s: string) 
   if (v.type === 'data') return markDeep(v.value, m);
   if (v.raw) return markDeep(v.raw, m);
   return v.items.map((i) => m(i.text));
+}
+
+/**
+ * A copy of a runtime-loaded value with every string passed through `f`, keeping what the runtime
+ * would print differently in a plain copy: tuples, the recorded key order of a mapping, and values
+ * of the runtime's own types (a Python float) as they are. Depth-bounded.
+ */
+function markRuntime(v: unknown, f: (s: string) => string, depth = 0): unknown {
+  if (typeof v === 'string') return f(v);
+  if (depth > 64 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    const out = v.map((x) => markRuntime(x, f, depth + 1));
+    return isMarkedTuple(v) ? markTuple(out) : out;
+  }
+  if (Object.getPrototypeOf(v) !== Object.prototype) return v;
+  const entries = orderedEntries(v);
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of entries) Object.defineProperty(out, k, { value: markRuntime(x, f, depth + 1), enumerable: true, writable: true, configurable: true });
+  return PY_KEY_ORDER in v ? setKeyOrder(out, entries.map((e) => e[0])) : out;
 }
 
 /** A copy of a JSON-like value with every string passed through `f`. Depth-bounded. */
