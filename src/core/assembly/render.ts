@@ -54,8 +54,13 @@ export interface RenderOptions {
   partials?: Record<string, string>;
   /** Front matter defaults applied under the fixture's values (dotprompt `input.default`, Prompty `inputs.*.default`). */
   defaults?: Record<string, unknown>;
-  /** Escape untrusted values (false in zero-config analysis, where trust is unknown and the runtime's bytes are shown). */
+  /** Neutralise untrusted values where they would change the request's structure (default true). */
   escape?: boolean;
+  /**
+   * Whether the slots' trust is declared (false without a context config): only then are parts of
+   * untrusted slots marked as untrusted data in the views. Values are neutralised either way.
+   */
+  trustKnown?: boolean;
   /** dotprompt: helpers and partials (without a source) the application registers in code, rendered as placeholders. */
   codeHelpers?: readonly string[];
   codePartials?: readonly string[];
@@ -101,6 +106,7 @@ export class Renderer {
   private readonly names: string[];
   private readonly states: ReadonlyMap<string, SlotState>;
   private readonly escape: boolean;
+  private readonly trustKnown: boolean;
   private last: { key: ReadonlyMap<string, readonly WorkItem[]>; value: Rendered } | undefined;
 
   constructor(
@@ -111,6 +117,7 @@ export class Renderer {
   ) {
     this.states = slots;
     this.escape = options.escape ?? true;
+    this.trustKnown = options.trustKnown ?? true;
     this.names = [...slots.keys()];
     for (const name of Object.keys(fixture?.slots ?? {})) if (!slots.has(name)) this.names.push(name);
     // A labelled slot whose every printed use sits inside its own label's delimiter (the template
@@ -238,7 +245,7 @@ export class Renderer {
               const id = this.ids.get(slotName)?.get(r.item);
               if (id !== undefined) part.itemId = id;
             }
-            if (state?.untrusted && this.escape) part.untrusted = true;
+            if (state?.untrusted && this.escape && this.trustKnown) part.untrusted = true;
           }
           const last = parts[parts.length - 1];
           if (last && !last.media && last.slot === part.slot && last.itemId === part.itemId && !!last.untrusted === !!part.untrusted) last.text += part.text;

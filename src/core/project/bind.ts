@@ -226,7 +226,9 @@ export function bindTemplate(host: FileHost, template: TemplateDoc, options: Bin
     render: {
       partials: partials.sources,
       defaults: runtimeDefaults(template, sample),
+      // Values are neutralised with or without a config; only a config declares what is untrusted.
       escape: true,
+      ...(zero ? { trustKnown: false } : {}),
       ...codeRenderOptions(registry, partials),
       ...(template.format === 'prompty' ? { readFile: besideTemplate(host, template.path) } : {}),
     },
