@@ -49,11 +49,13 @@ function start(): void {
         waiting.set(id, a.resume);
         post({ id, need: a.need });
       } else {
-        // The body crosses as bytes in a buffer of its own, moved (not copied) to the serving thread.
-        const text = typeof a.payload === 'string' ? a.payload : Buffer.from(a.payload).toString('utf8');
-        const bytes = new Uint8Array(Buffer.byteLength(text));
-        Buffer.from(bytes.buffer).write(text, 'utf8');
-        port.postMessage({ id, answer: { ...a, payload: bytes } } satisfies FromWorker, [bytes.buffer]);
+        // The JSON text crosses as bytes in a buffer of its own, moved (not copied) to the serving thread.
+        if (typeof a.payload !== 'string') post({ id, answer: a });
+        else {
+          const bytes = new Uint8Array(Buffer.byteLength(a.payload));
+          Buffer.from(bytes.buffer).write(a.payload, 'utf8');
+          port.postMessage({ id, answer: { ...a, payload: bytes } } satisfies FromWorker, [bytes.buffer]);
+        }
       }
     } catch (e) {
       // The log line is redacted too: an exception's message can quote request values.

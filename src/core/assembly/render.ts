@@ -287,7 +287,7 @@ export class Renderer {
         const esc = (s: string) => m(this.escapeText(s, state, undefined, neutralised, true));
         // The value as the runtime loaded it where one is kept (a Prompty sample's floats, tuples, key order).
         const runtime = runtimeValueOf(fixtureValue);
-        input[name] = runtime !== undefined ? markRuntime(runtime, esc) : markDeep(fixtureValue.value, esc);
+        input[name] = runtime !== undefined ? markDeep(runtime, esc, true) : markDeep(fixtureValue.value, esc);
         return;
       }
       const items = kept.get(name) ?? [];
@@ -300,7 +300,7 @@ export class Renderer {
         // not change the request's structure).
         const esc = (s: string) => m(this.escapeText(s, state, undefined, neutralised, true));
         const runtime = runtimeValueOf(fixtureValue);
-        input[name] = runtime !== undefined ? markRuntime(runtime, esc) : markDeep(fixtureValue.raw, esc);
+        input[name] = runtime !== undefined ? markDeep(runtime, esc, true) : markDeep(fixtureValue.raw, esc);
         return;
       }
       if (state.isText) {
@@ -464,32 +464,24 @@ function plainValue(v: NonNullable<FixtureDoc['slots'][string]>, m: (s: string) 
 }
 
 /**
- * A copy of a runtime-loaded value with every string passed through `f`, keeping what the runtime
- * would print differently in a plain copy: tuples, the recorded key order of a mapping, and values
- * of the runtime's own types (a Python float) as they are. Depth-bounded.
+ * A copy of a value with every string passed through `f`. Tuples and a mapping's recorded key
+ * order are kept (a runtime's loaded values carry them); with `runtime`, objects of the runtime's
+ * own types (a Python float, a timestamp's text) are kept as they are, where a plain copy would
+ * print them differently. Depth-bounded.
  */
-function markRuntime(v: unknown, f: (s: string) => string, depth = 0): unknown {
+export function markDeep(v: unknown, f: (s: string) => string, runtime = false, depth = 0): unknown {
   if (typeof v === 'string') return f(v);
   if (depth > 64 || v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) {
-    const out = v.map((x) => markRuntime(x, f, depth + 1));
+    const out = v.map((x) => markDeep(x, f, runtime, depth + 1));
     return isMarkedTuple(v) ? markTuple(out) : out;
   }
-  if (Object.getPrototypeOf(v) !== Object.prototype) return v;
+  const proto = Object.getPrototypeOf(v);
+  if (runtime && proto !== Object.prototype && proto !== null) return v;
   const entries = orderedEntries(v);
   const out: Record<string, unknown> = {};
-  for (const [k, x] of entries) Object.defineProperty(out, k, { value: markRuntime(x, f, depth + 1), enumerable: true, writable: true, configurable: true });
+  for (const [k, x] of entries) Object.defineProperty(out, k, { value: markDeep(x, f, runtime, depth + 1), enumerable: true, writable: true, configurable: true });
   return PY_KEY_ORDER in v ? setKeyOrder(out, entries.map((e) => e[0])) : out;
-}
-
-/** A copy of a JSON-like value with every string passed through `f`. Depth-bounded. */
-export function markDeep(v: unknown, f: (s: string) => string, depth = 0): unknown {
-  if (typeof v === 'string') return f(v);
-  if (depth > 64 || v === null || typeof v !== 'object') return v;
-  if (Array.isArray(v)) return v.map((x) => markDeep(x, f, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = markDeep(x, f, depth + 1);
-  return out;
 }
 
 function trimLineBreaks(s: string): string {
