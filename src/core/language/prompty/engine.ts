@@ -949,7 +949,9 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
       const main = compileTemplate(MAIN, template, s.line === 'v2');
       const cache = new Map<string, Unit>();
       const templates: Record<string, string> = { ...(options.templates ?? {}) };
-      for (const b of bases) if (!Object.prototype.hasOwnProperty.call(templates, b.name)) templates[b.name] = b.body;
+      // 0.1.x's loader holds each file of the `base:` chain by its name with its body (front matter
+      // removed), whatever the caller read for that name (the whole file, for an include beside it).
+      for (const b of bases) templates[b.name] = b.body;
       const interp = new Interpreter((name) => {
         if (!Object.prototype.hasOwnProperty.call(templates, name)) return undefined;
         let u = cache.get(name);
