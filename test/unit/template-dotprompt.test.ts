@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseTemplate } from '../../src/core/language';
+import { bodyTree, parseHandlebars, renderDotprompt } from '../../src/core/language/dotprompt/engine';
 import type { Span, TemplateDoc, TemplateNode } from '../../src/core/types';
 import { at, expectSpansInside, slice, usesOf, view } from './support/spans';
 
@@ -83,13 +84,13 @@ describe('dotprompt: messages and nodes', () => {
 
   it('builds each nodes with aliases, loop data and item paths', () => {
     const user = view(doc.messages[1].nodes);
-    // The standalone `{{#each}}` / `{{/each}}` lines render nothing, as in Handlebars.
+    // The standalone `{{#each}}` / `{{/each}}` lines render nothing, as in Handlebars; the body's
+    // trailing line break is not sent either (dotprompt renders the body trimmed).
     expect(user).toEqual([
       '\n<documents>\n',
       { each: 'evidence', alias: 'd', body: ['[EVIDENCE ', '{d.id}', '] ', '{d.text}', ' [/EVIDENCE] ', '{i}', ' ', '{@index}', '\n'] },
       '</documents>\nQuestion: ',
       '{question}',
-      '\n',
     ]);
     const each = doc.messages[1].nodes[1];
     expect(each.type).toBe('each');
@@ -474,5 +475,32 @@ describe('dotprompt: large and deep bodies', () => {
     expect(d.findings.map((f) => slice(d, f.span))).toEqual(['{{#each broken}}', '{{/if}}']);
     expect(d.uses.filter((u) => u.slot.startsWith('q')).length).toBe(118);
     for (const u of d.uses) expect(slice(d, u.span)).toBe(u.slot);
+  });
+});
+
+describe('dotprompt: one parse per body', () => {
+  it('the scanner and the renderer read one tree, and rendering leaves it as parsed', () => {
+    // A literal path is one Handlebars' compiler rewrites in place; the shared tree must not see it.
+    const body = '{{role "system"}}\nHi {{"name"}} {{#if flag}}yes{{else}}no{{/if}}\n{{#each docs as |d|}}[{{d}}]{{/each}}';
+    const text = `---\nmodel: openai/gpt-4o\n---\n\n${body}\n\n`;
+    const doc = parseTemplate('/w/one.prompt', text);
+    expect(doc.uses.map((u) => u.slot)).toEqual(['name', 'flag', 'docs']);
+    const tree = bodyTree(body);
+    const asParsed = JSON.stringify(parseHandlebars(body));
+    expect(JSON.stringify(tree)).toBe(asParsed);
+    const out = renderDotprompt(text, { input: { name: 'Ada', flag: true, docs: ['a', 'b'] } });
+    expect(out.issues).toEqual([]);
+    expect(out.messages.map((m) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''))).toEqual(['\nHi Ada yes\n[a][b]']);
+    // The renderer took the tree the scanner had parsed (same object), and compiled a copy of it.
+    expect(bodyTree(body)).toBe(tree);
+    expect(JSON.stringify(tree)).toBe(asParsed);
+  });
+
+  it('a literal path is a lookup of its text, as Handlebars compiles it', () => {
+    const doc = parseTemplate('/w/lit.prompt', '{{"name"}} {{#"flag"}}on{{/"flag"}} {{1}}');
+    expect(doc.findings).toEqual([]);
+    expect(doc.uses.map((u) => u.slot)).toEqual(['name', 'flag', '1']);
+    const out = renderDotprompt(doc.text, { input: { name: 'Ada', flag: true, 1: 'one' } });
+    expect(out.messages[0].parts).toEqual([{ type: 'text', text: 'Ada on one' }]);
   });
 });

@@ -123,8 +123,8 @@ const hb: HbEnv = (HandlebarsCjs as HbEnv).create();
 
 /**
  * The body parsed by Handlebars' own parser (the grammar of the runtime dotprompt renders with),
- * whitespace control applied as its compiler applies it: the tree the slot scanner reads
- * (scan.ts). Throws Handlebars' parse errors.
+ * whitespace control applied as its compiler applies it. Throws Handlebars' parse errors, located
+ * (`hash.loc`) even where its parser says where only in the message.
  */
 export function parseHandlebars(source: string): unknown {
   try {
@@ -132,9 +132,33 @@ export function parseHandlebars(source: string): unknown {
   } catch (e) {
     // Its parser's errors say where only in the message; the lexer knows where it stopped.
     const l = hb.Parser.lexer?.yylloc;
-    if (l && e && typeof e === 'object' && !('hash' in e) && !('lineNumber' in e)) Object.assign(e, { hash: { loc: { first_line: l.first_line, first_column: l.first_column } } });
+    if (l && e && typeof e === 'object' && !('hash' in e) && !('lineNumber' in e)) {
+      Object.assign(e, { hash: { loc: { first_line: l.first_line, first_column: l.first_column, last_line: l.last_line, last_column: l.last_column } } });
+    }
     throw e;
   }
+}
+
+/**
+ * Processed trees (or the parse error) by body source: the one parse of a body, shared by the slot
+ * scanner (scan.ts reads the tree) and the compiler (which compiles a copy: Handlebars' compiler
+ * rewrites literal paths in place). A keystroke parses its new body once, not once per reader.
+ */
+const trees = new BoundedCache<string, { tree: HbNode } | { error: unknown }>(CACHE_SIZE, 4 * MAX_SOURCE_LENGTH);
+
+/** The body's processed tree, parsed once per source (see `trees`). Throws the parse error. Never mutate it. */
+export function bodyTree(source: string): unknown {
+  let hit = trees.get(source);
+  if (!hit) {
+    try {
+      hit = { tree: parseHandlebars(source) as HbNode };
+    } catch (error) {
+      hit = { error };
+    }
+    trees.set(source, hit, source.length);
+  }
+  if ('error' in hit) throw hit.error;
+  return hit.tree;
 }
 const { SafeString } = hb;
 
@@ -190,13 +214,17 @@ const COMPILE_OPTIONS = {
 /** Helpers every Handlebars compiler knows (its compiler's own list) and dotprompt's: never placeholders. */
 const BUILTIN_HELPERS = new Set(['helperMissing', 'blockHelperMissing', 'each', 'if', 'unless', 'with', 'log', 'lookup', ...Object.keys(DOTPROMPT_HELPERS)]);
 
-/** Handlebars' `compile` without its laziness (so errors surface here): the same steps as its compileInput. */
-function compileAst(ast: HbNode, extraHelpers: readonly string[] = []): HbTemplate {
+/**
+ * Handlebars' `compile` without its laziness (so errors surface here): the same steps as its
+ * compileInput. `processed` says the tree already had whitespace control applied (bodyTree): it is
+ * compiled as it is (applying it twice strips twice).
+ */
+function compileAst(ast: HbNode, extraHelpers: readonly string[] = [], processed = false): HbTemplate {
   const knownHelpers: Record<string, boolean> = { ...COMPILE_OPTIONS.knownHelpers };
   for (const name of extraHelpers) knownHelpers[name] = true;
   const options: Record<string, unknown> = { ...COMPILE_OPTIONS, knownHelpers, data: true };
-  const processed = hb.parse(ast, options);
-  const environment = new hb.Compiler().compile(processed, options);
+  const tree = processed ? ast : hb.parse(ast, options);
+  const environment = new hb.Compiler().compile(tree, options);
   const spec = new hb.JavaScriptCompiler().compile(environment, options, undefined, true);
   return hb.template(spec);
 }
@@ -528,11 +556,11 @@ function locSpan(prepared: PreparedSource, loc: Loc | undefined): Span {
   return { start, end: Math.max(start, end) };
 }
 
-/** A Handlebars parse error (jison throws a plain Error; the shared lexer still holds the token's place). */
-function parseErrorLoc(): Loc | undefined {
-  const l = hb.Parser.lexer?.yylloc;
+/** A Handlebars parse error's place (jison throws a plain Error; parseHandlebars attached where its lexer stopped). */
+function parseErrorLoc(err: unknown): Loc | undefined {
+  const l = (err as { hash?: { loc?: { first_line: number; first_column: number; last_line?: number; last_column?: number } } })?.hash?.loc;
   if (!l) return undefined;
-  return { start: { line: l.first_line, column: l.first_column }, end: { line: l.last_line, column: l.last_column } };
+  return { start: { line: l.first_line, column: l.first_column }, end: { line: l.last_line ?? l.first_line, column: l.last_column ?? l.first_column } };
 }
 
 function errorLoc(err: unknown): Loc | undefined {
@@ -580,9 +608,10 @@ function compileUncached(source: string, partials: Record<string, string> | unde
   if (prepared.issues.some((i) => i.rule === 'template-invalid')) return { prepared, ...none, fatal: [] };
   let ast: HbNode;
   try {
-    ast = hb.parseWithoutProcessing(prepared.template);
+    // The tree the slot scanner already read for this body (parsed once); the compiler gets a copy.
+    ast = structuredClone(bodyTree(prepared.template) as HbNode);
   } catch (err) {
-    const loc = errorLoc(err) ?? (/^(Parse|Lexical) error/.test(messageOf(err)) ? parseErrorLoc() : undefined);
+    const loc = errorLoc(err) ?? (/^(Parse|Lexical) error/.test(messageOf(err)) ? parseErrorLoc(err) : undefined);
     // Handlebars quotes a window of the source around the error: no piece of a secret in it.
     return { prepared, ...none, fatal: [{ rule: 'template-invalid', message: redactQuoted(messageOf(err), prepared.template), span: locSpan(prepared, loc) }] };
   }
@@ -594,7 +623,7 @@ function compileUncached(source: string, partials: Record<string, string> | unde
   const placeholderHelpers = [...code.helpers, ...unknownHelpers.keys()];
   let template: HbTemplate;
   try {
-    template = compileAst(ast, placeholderHelpers);
+    template = compileAst(ast, placeholderHelpers, true);
   } catch (err) {
     const rule = err instanceof RangeError ? 'unsupported-feature' : 'template-invalid';
     return { prepared, analysis, ...none, fatal: [{ rule, message: messageOf(err), span: locSpan(prepared, errorLoc(err)) }] };

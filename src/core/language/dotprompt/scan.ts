@@ -9,7 +9,7 @@
  * reported as a `template-invalid` finding at the tag, and the rest of the body is still analysed.
  */
 /// <reference types="handlebars" />
-import { parseHandlebars } from './engine';
+import { bodyTree, parseHandlebars } from './engine';
 import { finding } from '../../rules/registry';
 import { redactSecrets } from '../../text/secrets';
 import { LineIndex } from '../../text/lineIndex';
@@ -20,7 +20,7 @@ import type { EachNode, RawUse } from '../shared';
 /** The tree types of Handlebars' own package (its `hbs.AST` declarations). */
 import AST = hbs.AST;
 
-/** Handlebars' own parse (engine.ts). */
+/** Handlebars' own parse (engine.ts), uncached: for repaired texts and pieces, which are nobody else's. */
 const parse = (src: string): AST.Program => parseHandlebars(src) as AST.Program;
 
 export interface BodyResult {
@@ -361,7 +361,8 @@ function parseTolerant(path: string, body: string, bodyStart: number, findings: 
   const tags = scanHandlebarsTags(body);
   if (tags.length <= CHUNK_TAGS && maxDepth(tags) <= MAX_BLOCK_DEPTH) {
     try {
-      return { program: parse(body), source: body };
+      // The one parse of this body: the renderer compiles the same tree (engine.ts bodyTree).
+      return { program: bodyTree(body) as AST.Program, source: body };
     } catch {
       // fall through to repair
     }
@@ -398,6 +399,18 @@ interface Scope {
 type AnyStatement = AST.Statement & Record<string, unknown>;
 
 const NO_NODE_HELPERS = new Set(['media', 'section', 'log', 'role']);
+
+/**
+ * A statement whose path is a literal (`{{"name"}}`, `{{1}}`, `{{#"flag"}}`) as Handlebars' compiler
+ * reads it (its transformLiteralToPath): a lookup of the literal's text. A copy: the tree is shared
+ * with the renderer and never changed.
+ */
+function literalAsPath<S extends { path: AST.PathExpression | AST.Literal | AST.SubExpression }>(s: S): S {
+  const path = s.path as { type: string; parts?: unknown; original?: unknown; loc: AST.SourceLocation };
+  if (path.type === 'PathExpression' || path.type === 'SubExpression' || path.parts) return s;
+  const name = String(path.original);
+  return { ...s, path: { type: 'PathExpression', data: false, depth: 0, parts: [name], original: name, loc: path.loc } as unknown as AST.PathExpression };
+}
 
 class Walker {
   readonly uses: RawUse[] = [];
@@ -523,7 +536,8 @@ class Walker {
     return m.path.type === 'PathExpression' && (m.path as AST.PathExpression).original === 'history' && m.params.length === 0 && !m.hash?.pairs?.length;
   }
 
-  private mustache(s: AST.MustacheStatement, scopes: readonly Scope[], out: TemplateNode[]): void {
+  private mustache(literal: AST.MustacheStatement, scopes: readonly Scope[], out: TemplateNode[]): void {
+    const s = literalAsPath(literal);
     const span = this.span(s.loc);
     if (s.path.type !== 'PathExpression') {
       this.argUses(s, scopes, 'var');
@@ -549,7 +563,8 @@ class Walker {
     if (first) out.push({ type: 'var', path: this.resolve(first, scopes).path, span, raw: pe.original === 'json' ? true : !s.escaped });
   }
 
-  private block(s: AST.BlockStatement, scopes: readonly Scope[], out: TemplateNode[]): void {
+  private block(literal: AST.BlockStatement, scopes: readonly Scope[], out: TemplateNode[]): void {
+    const s = literalAsPath(literal);
     const name = s.path.original;
     const span = this.span(s.loc);
     const headSpan = this.headSpan(s);
@@ -702,10 +717,14 @@ function shieldSeparators(body: string): { feed: string; restore: (s: string) =>
 
 export function parseDotpromptBody(path: string, text: string, bodyStart: number): BodyResult {
   const findings: Finding[] = [];
-  const body = text.slice(bodyStart);
+  // dotprompt renders the body trimmed (its parseDocument's `body.trim()`): the scanner reads that
+  // same text, so one parse of it serves the slot uses here and the compiled renderer.
+  const raw = text.slice(bodyStart);
+  const start = bodyStart + (raw.length - raw.trimStart().length);
+  const body = raw.trim();
   const shield = shieldSeparators(body);
-  const { program, source } = parseTolerant(path, shield.feed, bodyStart, findings);
-  const walker = new Walker(path, text, bodyStart, source, findings, shield.restore);
+  const { program, source } = parseTolerant(path, shield.feed, start, findings);
+  const walker = new Walker(path, text, start, source, findings, shield.restore);
   const messages = walker.messages(program);
   for (const f of roleBlockFindings(path, text, bodyStart)) findings.push(f);
   return { messages, uses: walker.uses, findings };
