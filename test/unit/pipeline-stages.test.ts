@@ -9,8 +9,8 @@ import { ASSEMBLY_VERSION, assemble } from '../../src/core/assembly';
 import { prepare } from '../../src/core/assembly/stages/env';
 import { loadItems, loadSlots } from '../../src/core/assembly/stages/load';
 import { DecisionLog } from '../../src/core/assembly/stages/log';
-import { runCandidates, runSelection } from '../../src/core/assembly/stages/slots';
-import { slotBudgets } from '../../src/core/assembly/stages/budget';
+import { rankSlots, selectSlots } from '../../src/core/assembly/stages/slots';
+import { budgetSlots } from '../../src/core/assembly/stages/budget';
 import { fitRequest } from '../../src/core/assembly/stages/request';
 import { buildTrace } from '../../src/core/assembly/stages/trace';
 import { checkRequest } from '../../src/core/assembly/stages/checks';
@@ -26,14 +26,14 @@ describe('stages compose into assemble', () => {
     const fx = fixture({ policy: 'Cite ids.', question: 'Why?', evidence: evidence(60) });
     const input = { template: tpl(), config: cfg(900), fixture: fx, tokenizer: chars4 };
     const env = prepare(input);
-    const { runs } = loadSlots(env);
-    const log = new DecisionLog(runs.map((r) => r.state.name));
-    runCandidates(env, runs, log);
-    slotBudgets(env.budget, runs);
-    runSelection(env, runs, log);
-    const request = fitRequest(env, runs, log);
-    checkRequest(env, runs, request, log);
-    const trace = buildTrace(env, runs, request, log, ASSEMBLY_VERSION);
+    const loaded = loadSlots(env);
+    const log = new DecisionLog(loaded.map((r) => r.state.name));
+    const ranked = rankSlots(env, loaded, log);
+    const budgeted = budgetSlots(env.budget, ranked);
+    const selected = selectSlots(env, budgeted, log);
+    const request = fitRequest(env, selected, log);
+    const checks = checkRequest(env, selected, request, log);
+    const trace = buildTrace(env, selected, request, checks, log, ASSEMBLY_VERSION);
     const whole = assemble(input);
     expect(JSON.stringify(trace)).toBe(JSON.stringify(whole.trace));
     expect(request.messages).toEqual(whole.messages);
@@ -41,6 +41,38 @@ describe('stages compose into assemble', () => {
     // Each stage's decisions are in the log: filter, then select, in slot order.
     const reasons = log.omissions.map((o) => o.reason);
     expect(reasons.indexOf('filtered:version')).toBeLessThan(reasons.indexOf('over-slot-budget'));
+  });
+
+  it('no stage fills a field of an earlier stage: each returns a new value (frozen inputs stay as they were)', () => {
+    const fx = fixture({ policy: 'Cite ids.', question: 'Why?', evidence: evidence(120) });
+    const input = { template: tpl(), config: cfg(2450), fixture: fx, tokenizer: chars4 };
+    const whole = assemble(input);
+    // Frozen state: a stage that wrote into it would throw (modules run in strict mode).
+    const freeze = <T extends object>(xs: T[]): T[] => Object.freeze(xs.map((x) => Object.freeze(x))) as T[];
+    const env = Object.freeze(prepare(input));
+    const budgetBefore = JSON.stringify(env.budget);
+    Object.freeze(env.budget);
+    const loaded = freeze(loadSlots(env));
+    const log = new DecisionLog(loaded.map((r) => r.state.name));
+    const ranked = freeze(rankSlots(env, loaded, log));
+    const budgeted = freeze(budgetSlots(env.budget, ranked));
+    const selected = freeze(selectSlots(env, budgeted, log));
+    for (const s of selected) Object.freeze(s.packed);
+    const packedBefore = selected.map((s) => s.packed.map((i) => i.id));
+    const request = fitRequest(env, selected, log);
+    const checks = checkRequest(env, selected, request, log);
+    const trace = buildTrace(env, selected, request, checks, log, ASSEMBLY_VERSION);
+    expect(JSON.stringify(trace)).toBe(JSON.stringify(whole.trace));
+    // Each stage's value is new, the earlier one unchanged: load has no candidates, the candidates no budget.
+    const ev = (xs: readonly object[]) => xs[1] as Record<string, unknown>;
+    expect(Object.keys(ev(loaded))).not.toContain('candidates');
+    expect(Object.keys(ev(ranked))).not.toContain('budget');
+    expect(ev(budgeted).budget).toBe(2450);
+    expect(Object.keys(ev(budgeted))).not.toContain('packed');
+    expect(JSON.stringify(env.budget)).toBe(budgetBefore);
+    // Fit trims the request (the window is small), yet the selections' lists keep every item.
+    expect(request.trimmed.length).toBeGreaterThan(0);
+    expect(selected.map((s) => s.packed.map((i) => i.id))).toEqual(packedBefore);
   });
 
   it('load gives stable ids and counts', () => {

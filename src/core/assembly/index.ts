@@ -2,21 +2,23 @@
  * Request assembly: template + context config + fixture -> the exact messages a model would
  * receive, deterministically, with a trace of why every item was or was not included. This is the
  * pipeline of seed 002 and `build_request` of seed 000, shared by the CLI, the language server and
- * the preview. Each stage is a module with a typed input and output (stages/ and the modules they
- * call):
+ * the preview. Each stage is a function from its typed input to its typed output (stages/state.ts);
+ * a stage returns a new value and never fills a field of an earlier stage's. Decisions go to an
+ * append-only log (stages/log.ts) that the trace reads.
  *
- *   load       stages/load.ts        slots, their render state, work items with ids and counts
- *   filter     filters.ts            hard gates: tenant, version, expiry, source type
- *   dedup      dedup.ts              exact, normalized and near-duplicates of one version
- *   conflicts  stages/conflicts.ts   contradictions: supersession, or a conflict note
- *   score      score.ts              the selection score; history.ts ranks turns for retrieval
- *   budget     stages/budget.ts      slot budgets, the history remainder and its shares
- *   select     stages/select.ts      score or value-per-token order, coverage, diversity; history policies
- *   fit        stages/request.ts     drop the lowest-priority item until the request fits (fit.ts)
- *   order      order.ts              rank, edges, chronological
- *   render     render.ts             the template's own engine (envelope.ts, escape.ts)
- *   checks     stages/checks.ts      findings on the final request (commitments, coverage, conflicts, tools)
- *   trace      stages/trace.ts       the record, from the decision log (stages/log.ts)
+ *   prepare    stages/env.ts         AssembleInput -> PipelineEnv (model, budget report, fit limit, shaped fixture)
+ *   load       stages/load.ts        PipelineEnv -> LoadedSlot[] (slots, render state, fixture values)
+ *   filter     filters.ts            \
+ *   dedup      dedup.ts               | LoadedSlot[] -> CandidateSlot[] (stages/slots.ts rankSlots):
+ *   conflicts  stages/conflicts.ts    | hard gates, duplicates, contradictions, the selection score
+ *   score      score.ts              /  (history.ts ranks turns for retrieval)
+ *   budget     stages/budget.ts      CandidateSlot[] -> BudgetedSlot[] (arithmetic in budget/)
+ *   select     stages/select.ts      BudgetedSlot[] -> SelectedSlot[] (stages/slots.ts selectSlots; history.ts)
+ *   fit        stages/request.ts     \
+ *   order      order.ts               | SelectedSlot[] -> AssembledRequest: drop the lowest-priority
+ *   render     render.ts             /  item until the request fits (fit.ts), order, render
+ *   checks     stages/checks.ts      AssembledRequest -> RequestChecks (tools; findings to the log)
+ *   trace      stages/trace.ts       everything above -> Trace
  *
  * Load .. select are memoized per fixture value (stages/candidates.ts), so a template edit does
  * not redo them. Same inputs give a byte-identical `JSON.stringify(trace)`: no clock is read
@@ -24,12 +26,12 @@
  * objects are built in a fixed key order.
  */
 import type { AssemblyResult } from '../types';
-import type { AssembleInput } from './stages/env';
+import type { AssembleInput } from './stages/state';
 import { prepare } from './stages/env';
 import { loadSlots } from './stages/load';
 import { DecisionLog } from './stages/log';
-import { runCandidates, runSelection } from './stages/slots';
-import { slotBudgets } from './stages/budget';
+import { rankSlots, selectSlots } from './stages/slots';
+import { budgetSlots } from './stages/budget';
 import { fitRequest } from './stages/request';
 import { checkRequest } from './stages/checks';
 import { buildTrace } from './stages/trace';
@@ -43,7 +45,7 @@ export type { RenderOptions } from './render';
 export { sha256 } from './sha256';
 export { canonicalJson } from '../canonical';
 export { fitPrefix } from './fit';
-export type { AssembleInput } from './stages/env';
+export type { AssembleInput } from './stages/state';
 export { historyRemainders, remainderLines, withRemainder } from '../budget/remainder';
 
 /** Bumped whenever a change to the pipeline can change its output for the same inputs (part of the cache key). */
@@ -53,18 +55,18 @@ export function assemble(input: AssembleInput): AssemblyResult {
   // Per-text facts kept across requests are valid for one pipeline version (contentCache.ts).
   useContentNamespace(`assembly:${ASSEMBLY_VERSION}`);
   const env = prepare(input);
-  const { runs } = loadSlots(env);
-  const log = new DecisionLog(runs.map((r) => r.state.name));
+  const loaded = loadSlots(env); // load
+  const log = new DecisionLog(loaded.map((s) => s.state.name));
   log.report(undefined, env.shapeFindings);
-  runCandidates(env, runs, log); // load -> filter -> dedup -> conflicts -> score
-  slotBudgets(env.budget, runs); // budget
-  runSelection(env, runs, log); // select
-  const request = fitRequest(env, runs, log); // fit -> order -> render
-  checkRequest(env, runs, request, log); // findings on the final request
-  const trace = buildTrace(env, runs, request, log, ASSEMBLY_VERSION); // trace
+  const ranked = rankSlots(env, loaded, log); // filter -> dedup -> conflicts -> score
+  const budgeted = budgetSlots(env.budget, ranked); // budget
+  const selected = selectSlots(env, budgeted, log); // select
+  const request = fitRequest(env, selected, log); // fit -> order -> render
+  const checks = checkRequest(env, selected, request, log); // findings on the final request, tools
+  const trace = buildTrace(env, selected, request, checks, log, ASSEMBLY_VERSION); // trace
 
   const result: AssemblyResult = { ok: request.ok, messages: request.messages, trace, budget: env.budget, findings: log.findings };
   if (request.error !== undefined) result.error = request.error;
-  if (log.hasToolSlots) result.tools = log.toolDefinitions.map((t) => ({ ...t }));
+  if (checks.hasToolSlots) result.tools = checks.toolDefinitions.map((t) => ({ ...t }));
   return result;
 }

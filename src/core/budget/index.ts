@@ -127,6 +127,22 @@ export function remaining(report: BudgetReport, exceptSlots: readonly string[] =
   return report.inputBudget - report.margin - fixed;
 }
 
+/**
+ * What a request is fitted to: window - output - margin (input limit - margin with separate
+ * limits), and the same as words for messages. The margin is a planning reserve for count
+ * variation and chat-template overhead the registry may not know, so it stays on top of seed
+ * 000's `build_request` comparison with limit - reserved output. Infinite when no window is known.
+ */
+export function inputLimit(report: BudgetReport): { tokens: number; text: string } {
+  const known = report.window > 0 || !!report.limits;
+  return {
+    tokens: known ? report.inputBudget - report.margin : Number.POSITIVE_INFINITY,
+    text: report.limits
+      ? `input limit ${formatTokens(report.limits.input)} - margin ${formatTokens(report.margin)}`
+      : `window ${formatTokens(report.window)} - output ${formatTokens(report.output)} - margin ${formatTokens(report.margin)}`,
+  };
+}
+
 /** The left-hand side of the equation as written in messages: "800 + 1,200 = 2,000 input". */
 export function inputSum(report: BudgetReport): string {
   const terms = report.slots.filter((s) => s.budget !== undefined).map((s) => formatTokens(s.budget!));

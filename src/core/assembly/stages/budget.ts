@@ -8,19 +8,18 @@
  * and under `summary` / `hybrid` that budget is split into shares (recent turns, summaries,
  * retrieved turns). The remainder is reported with the budget (`BudgetReport.remainder`, printed by
  * `ctxlens budget`) and in the trace (`trace.history`), where it meets what the fixture used: 4,500
- * of recent turns leave 1,500 for summaries.
+ * of recent turns leave 1,500 for summaries. The arithmetic is budget/'s; this stage gives each
+ * slot its number.
  */
 import type { BudgetReport } from '../../types';
-import type { SlotRun } from './state';
+import { slotBudgets } from '../../budget/remainder';
+import type { BudgetedSlot, CandidateSlot } from './state';
 
-/** Sets each run's budget: its budget line, or the remainder for a history slot with a policy. */
-export function slotBudgets(report: BudgetReport, runs: readonly SlotRun[]): void {
-  const byName = new Map(report.slots.map((l) => [l.name, l.budget]));
-  const remainder = new Map((report.remainder ?? []).map((r) => [r.slot, r]));
-  const known = report.window > 0 || !!report.limits;
-  for (const run of runs) {
-    run.budget = byName.get(run.state.name);
-    const r = remainder.get(run.state.name);
-    if (run.budget === undefined && r && known) run.budget = r.budget;
-  }
+/** Each slot with its budget: its budget line, or the remainder for a history slot with a policy. */
+export function budgetSlots(report: BudgetReport, slots: readonly CandidateSlot[]): BudgetedSlot[] {
+  const budgets = slotBudgets(report);
+  return slots.map((slot): BudgetedSlot => {
+    const budget = budgets.get(slot.state.name);
+    return budget === undefined ? slot : { ...slot, budget };
+  });
 }

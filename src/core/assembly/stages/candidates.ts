@@ -7,16 +7,16 @@
  *
  * Both depend on the fixture value and the slot's settings only, not on the template text, so
  * typing in a template does not re-count, filter, dedup, score or select a large fixture: entries
- * are kept by tokenizer, fixture value (object identity: analyze.ts keeps the resolved fixture while
- * its text and referenced files are unchanged) and a signature of every setting they read. The
- * stages only set fields on the items they create (score, merged sources, conflict notes, cached
- * hashes) while building an entry; selections never change items, and later steps copy the arrays
- * before changing them, so sharing an entry between assemblies gives the same results.
+ * are kept by tokenizer, fixture value (object identity: the project layer keeps the resolved
+ * fixture while its text and referenced files are unchanged) and a signature of every setting they
+ * read. The stages only set fields on the items they create (score, merged sources, conflict notes,
+ * cached hashes) while building an entry; an entry is never changed once made, selections never
+ * change items, and later stages build new arrays, so sharing an entry between assemblies gives
+ * the same results. The content findings of an entry are kept beside it, per fixture document and
+ * config document they are located against.
  */
 import type { Finding, FixtureDoc, FixtureValue, ConfigDoc, Tokenizer } from '../../types';
 import type { Omission, WorkItem } from '../item';
-import type { PipelineEnv } from './env';
-import type { ConflictRecord } from './conflicts';
 import { applyFilters } from '../filters';
 import { DEFAULT_SHINGLE, dedup, nearDedup } from '../dedup';
 import { rankItems, DEFAULT_WEIGHTS } from '../score';
@@ -26,7 +26,8 @@ import { detectConflicts } from './conflicts';
 import { prepareHistory, selectHistory } from './history';
 import { selectItems } from './select';
 import { append } from '../append';
-import type { SlotRun, SlotCandidates, Selection } from './state';
+import { contentFindings } from '../findings';
+import type { BudgetedSlot, ConflictRecord, LoadedSlot, PipelineEnv, SlotCandidates, Selection } from './state';
 export type { SlotCandidates } from './state';
 
 const stageMemo = new WeakMap<Tokenizer, WeakMap<FixtureValue, Map<string, SlotCandidates>>>();
@@ -55,7 +56,7 @@ export function questionText(env: PipelineEnv): string {
 }
 
 /** Load .. score of a used slot with a list or text value (memoized). */
-export function slotCandidates(env: PipelineEnv, run: SlotRun, value: FixtureValue): SlotCandidates {
+export function slotCandidates(env: PipelineEnv, run: LoadedSlot, value: FixtureValue): SlotCandidates {
   const { config, tokenizer, now } = env;
   const { state, cfg } = run;
   const question = run.policy === 'retrieval' || run.policy === 'hybrid' ? questionText(env) : null;
@@ -100,12 +101,24 @@ export function slotCandidates(env: PipelineEnv, run: SlotRun, value: FixtureVal
       prepareHistory(candidates, run.policy, question ?? '');
       ranked = mostRecentFirst(candidates);
     } else ranked = rankItems(candidates, { weights: config.scoring, version: config.filters?.version, now });
-    return { total: items.length, files, omitted, candidates, ranked, conflicts, findings: [], selections: new Map() };
+    return { total: items.length, files, omitted, candidates, ranked, conflicts, selections: new Map() };
   });
 }
 
+/** Content findings of an entry's candidates, by the fixture and config document they are located against. */
+const findingsMemo = new WeakMap<SlotCandidates, { fixture?: FixtureDoc; config?: ConfigDoc; findings: Finding[] }>();
+
+/** The content findings of a slot's candidates (findings.ts), located in this assembly's fixture with related locations in its config. */
+export function slotContentFindings(env: PipelineEnv, run: LoadedSlot, cands: SlotCandidates): Finding[] {
+  const hit = findingsMemo.get(cands);
+  if (hit && hit.fixture === env.fixture && hit.config === env.input.configDoc) return hit.findings;
+  const findings = contentFindings(env.ctx, run.state, cands.candidates);
+  findingsMemo.set(cands, { fixture: env.fixture, config: env.input.configDoc, findings });
+  return findings;
+}
+
 /** Budget .. select of a slot's candidates (memoized per candidates entry and budget settings). */
-export function slotSelection(env: PipelineEnv, run: SlotRun, cands: SlotCandidates): Selection {
+export function slotSelection(env: PipelineEnv, run: BudgetedSlot, cands: SlotCandidates): Selection {
   const novelty = env.config.scoring?.novelty ?? DEFAULT_WEIGHTS.novelty;
   const sig = JSON.stringify([run.overhead, run.budget ?? null, run.required, novelty]);
   return remember(cands.selections, sig, () => {

@@ -13,9 +13,7 @@ import type { Finding, FixtureDoc, FixtureValue, OmitReason } from '../../types'
 import type { ToolEntry } from '../../tools/definitions';
 import type { Allowlist } from '../../tools/allowlist';
 import type { WorkItem } from '../item';
-import type { PipelineEnv } from './env';
 import type { DecisionLog } from './log';
-import type { AssembledRequest } from './request';
 import { finding } from '../../rules/registry';
 import { configRelated, listIds, slotLocation } from '../findings';
 import { commitmentFindings } from './commitments';
@@ -24,18 +22,19 @@ import { readToolSlot, validateTools } from '../../tools/definitions';
 import { allowlistOf, checkAllowed, checkTemplateTools } from '../../tools/allowlist';
 import { staleResults } from '../../tools/results';
 import { append } from '../append';
-import type { SlotRun } from './state';
+import type { AssembledRequest, PipelineEnv, RequestChecks, SelectedSlot } from './state';
 
-export function checkRequest(env: PipelineEnv, runs: readonly SlotRun[], request: AssembledRequest, log: DecisionLog): void {
+/** The findings on the final request go to the log; the tools the request offers are returned. */
+export function checkRequest(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest, log: DecisionLog): RequestChecks {
   const reasons = new Map<WorkItem, OmitReason>();
   for (const o of log.omissions) if (!reasons.has(o.item)) reasons.set(o.item, o.reason);
   log.report(undefined, commitmentFindings(env, runs, request, (it) => reasons.get(it)));
   log.report(undefined, coverageFindings(env, runs, request, reasons));
   log.report(undefined, contradictionFindings(env, runs, request));
-  checkTools(env, runs, request, log);
+  return checkTools(env, runs, request, log);
 }
 
-function coverageFindings(env: PipelineEnv, runs: readonly SlotRun[], request: AssembledRequest, reasons: ReadonlyMap<WorkItem, OmitReason>): Finding[] {
+function coverageFindings(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest, reasons: ReadonlyMap<WorkItem, OmitReason>): Finding[] {
   const fx = env.fixture;
   if (!fx || !request.ok) return [];
   const out: Finding[] = [];
@@ -60,7 +59,7 @@ function coverageFindings(env: PipelineEnv, runs: readonly SlotRun[], request: A
   return out;
 }
 
-function contradictionFindings(env: PipelineEnv, runs: readonly SlotRun[], request: AssembledRequest): Finding[] {
+function contradictionFindings(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest): Finding[] {
   const fx = env.fixture;
   if (!fx || !request.ok) return [];
   // The text each item prints as in the request.
@@ -111,7 +110,7 @@ interface ToolCheck {
  */
 const toolChecks = new WeakMap<FixtureValue, { key: string; fixture: FixtureDoc; check: ToolCheck }>();
 
-function toolCheck(env: PipelineEnv, r: SlotRun, value: FixtureValue, fx: FixtureDoc, list: Allowlist | undefined): ToolCheck {
+function toolCheck(env: PipelineEnv, r: SelectedSlot, value: FixtureValue, fx: FixtureDoc, list: Allowlist | undefined): ToolCheck {
   const key = JSON.stringify([r.state.name, r.cfg?.tool ?? null, env.config.tools?.allow ?? null]);
   const hit = toolChecks.get(value);
   if (hit && hit.key === key && hit.fixture === fx) return hit.check;
@@ -130,11 +129,12 @@ function toolCheck(env: PipelineEnv, r: SlotRun, value: FixtureValue, fx: Fixtur
 }
 
 /** Tool slots: definitions validated and checked against the allowlist, results checked for age. */
-function checkTools(env: PipelineEnv, runs: readonly SlotRun[], request: AssembledRequest, log: DecisionLog): void {
+function checkTools(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest, log: DecisionLog): RequestChecks {
+  const out: RequestChecks = { hasToolSlots: false, tools: [], toolDefinitions: [] };
   const fx = env.fixture;
   const list = allowlistOf(env.config.tools?.allow);
   if (list) log.report(undefined, checkTemplateTools(env.template, list));
-  if (!fx) return;
+  if (!fx) return out;
   for (const r of runs) {
     if (!r.used || r.state.kind !== 'tool' || !r.value) continue;
     const { read, findings, allowed: allowedSet } = toolCheck(env, r, r.value, fx, list);
@@ -142,7 +142,7 @@ function checkTools(env: PipelineEnv, runs: readonly SlotRun[], request: Assembl
       if (request.ok && r.value.type === 'items') log.report(r.state.name, staleResults(fx.path, r.state.name, request.kept.get(r.state.name) ?? [], r.cfg?.max_age ?? env.config.tools?.max_age, env.now));
       continue;
     }
-    log.hasToolSlots = true;
+    out.hasToolSlots = true;
     log.report(r.state.name, findings);
     const allowed = allowedSet ? { allowed: allowedSet } : undefined;
     if (!request.ok) continue;
@@ -152,8 +152,9 @@ function checkTools(env: PipelineEnv, runs: readonly SlotRun[], request: Assembl
       if (r.value!.type !== 'data' && !keptIndex.has(read.itemOf[k])) return;
       const name = e.def?.name ?? e.name ?? '';
       const status = !e.def ? 'invalid' : allowed && !allowed.allowed.has(e) ? 'not-allowed' : 'offered';
-      log.tools.push({ slot: r.state.name, name, status });
-      if (status === 'offered') log.toolDefinitions.push(e.def!);
+      out.tools.push({ slot: r.state.name, name, status });
+      if (status === 'offered') out.toolDefinitions.push(e.def!);
     });
   }
+  return out;
 }

@@ -14,15 +14,13 @@
  */
 import type { Finding, OmitReason } from '../../types';
 import type { WorkItem } from '../item';
-import type { PipelineEnv } from './env';
-import type { AssembledRequest } from './request';
 import { finding } from '../../rules/registry';
 import { configRelated } from '../findings';
 import { metaList, metaString } from '../item';
-import type { SlotRun } from './state';
+import type { AssembledRequest, PipelineEnv, SelectedSlot } from './state';
 
 /** Every item a slot loaded: candidates and those omitted by its first stages. */
-function loaded(run: SlotRun): WorkItem[] {
+function loaded(run: SelectedSlot): WorkItem[] {
   const st = run.candidates;
   if (!st) return [];
   return [...st.candidates, ...st.omitted.map((o) => o.item)].sort((a, b) => a.index - b.index);
@@ -40,7 +38,7 @@ export function turnCommitment(it: WorkItem): string | true | undefined {
   return undefined;
 }
 
-export function commitmentFindings(env: PipelineEnv, runs: readonly SlotRun[], request: AssembledRequest, reasonOf: (item: WorkItem) => OmitReason | undefined): Finding[] {
+export function commitmentFindings(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest, reasonOf: (item: WorkItem) => OmitReason | undefined): Finding[] {
   const fx = env.fixture;
   if (!fx || !request.ok) return [];
   const inRequest = (it: WorkItem) => (request.kept.get(it.slot) ?? []).includes(it);

@@ -34,24 +34,11 @@ import type { OmitReason } from '../../types';
 import type { Omission, WorkItem } from '../item';
 import { fingerprintOf, metaList, metaString, timeOf } from '../item';
 import { normalizeForDedup } from '../normalize';
+import type { ConflictRecord } from './state';
+export type { ConflictRecord } from './state';
 
 /** Items compared per topic or source; more are rare and would make the comparisons quadratic. */
 export const MAX_GROUP = 64;
-
-export interface ConflictRecord {
-  kind: 'claim' | 'version' | 'supersession';
-  topic?: string;
-  /** The items, in fixture order: two for a supersession, every disagreeing item of the group otherwise. */
-  items: WorkItem[];
-  values?: string[];
-  resolution: 'superseded' | 'labelled' | 'filtered';
-  kept?: WorkItem;
-  superseded?: WorkItem;
-  basis?: 'supersedes' | 'superseded_by' | 'valid_from' | 'valid_to';
-  /** Resolution filtered: the out-of-scope item and the filter that removed it. */
-  filtered?: WorkItem;
-  reason?: OmitReason;
-}
 
 export interface ConflictResult {
   kept: WorkItem[];

@@ -20,8 +20,7 @@ import type { HistoryPolicy, SlotConfig } from '../../config/schema';
 import type { Omission, WorkItem } from '../item';
 import { metaList, timeOf } from '../item';
 import { pack } from '../pack';
-import { resolveAmount } from '../../budget';
-import { HYBRID_SHARES } from '../../budget/remainder';
+import { HYBRID_SHARES, historyShares } from '../../budget/remainder';
 import { normalizeForDedup } from '../normalize';
 import { append } from '../append';
 import type { HistoryPart, HistoryPlan, HistorySelection } from './state';
@@ -97,11 +96,6 @@ export function selectHistory(recentFirst: readonly WorkItem[], cfg: SlotConfig 
     return { picked: { kept: p.kept, omitted: p.omitted, used: p.used } };
   }
   const cap = budget ?? Number.POSITIVE_INFINITY;
-  const shareOf = (key: 'recent' | 'summary' | 'retrieved', fallback: string | number | undefined): number | undefined => {
-    const written = cfg?.shares?.[key] ?? fallback;
-    if (written === undefined) return undefined;
-    return Number.isFinite(cap) ? resolveAmount(written as never, cap) : Number.POSITIVE_INFINITY;
-  };
   const turns = recentFirst.filter((i) => !isSummary(i));
   const summaries = recentFirst.filter(isSummary);
   const parts = new Map<WorkItem, HistoryPart>();
@@ -142,7 +136,9 @@ export function selectHistory(recentFirst: readonly WorkItem[], cfg: SlotConfig 
 
   // ---- summary and hybrid: recent turns first, a contiguous window (stop at the first that does not fit).
   const hybrid = policy === 'hybrid';
-  const recentCap = Math.min(cap, shareOf('recent', hybrid ? HYBRID_SHARES.recent : undefined) ?? cap);
+  // The shares of the budget (budget/remainder.ts); what a part leaves unused passes on to the next.
+  const shares = historyShares(policy, cfg?.shares, cap);
+  const recentCap = shares.recent;
   const windowOmitted = new Map<WorkItem, Omission['reason']>();
   let stopped = false;
   for (const t of turns) {
@@ -165,8 +161,7 @@ export function selectHistory(recentFirst: readonly WorkItem[], cfg: SlotConfig 
 
   // ---- Summaries of the older turns, newest first, in the summary share plus what recent left.
   const older = new Set(turns.filter((t) => !parts.has(t)));
-  const summaryShare = shareOf('summary', hybrid ? HYBRID_SHARES.summary : undefined) ?? cap - recentCap;
-  const summaryCap = Math.min(cap - used, summaryShare + (recentCap - plan.recent.used));
+  const summaryCap = Math.min(cap - used, shares.summary + (recentCap - plan.recent.used));
   const summaryStart = used;
   const coveredBy = new Map<WorkItem, WorkItem>();
   const byId = new Map(turns.map((t) => [t.id, t]));
@@ -204,8 +199,7 @@ export function selectHistory(recentFirst: readonly WorkItem[], cfg: SlotConfig 
 
   // ---- Retrieved older turns (hybrid), best first, in the retrieved share plus what summaries left.
   if (hybrid) {
-    const retrievedShare = shareOf('retrieved', HYBRID_SHARES.retrieved) ?? 0;
-    const retrievedCap = Math.min(cap - used, retrievedShare + (summaryCap - plan.summary.used));
+    const retrievedCap = Math.min(cap - used, (shares.retrieved ?? 0) + (summaryCap - plan.summary.used));
     const start = used;
     const pos = new Map(turns.map((t, k) => [t, k]));
     const ranked = [...older].filter((t) => (t.score ?? 0) > 0).sort((a, b) => (b.score ?? 0) - (a.score ?? 0) || pos.get(a)! - pos.get(b)!);

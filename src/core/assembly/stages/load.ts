@@ -1,19 +1,19 @@
 /**
  * Stage 1, load: the slots of the request (every config slot, then slots the template uses
- * without defining them), each with its render state and settings, and the work items of one
- * fixture value (stable ids, token counts).
+ * without defining them), each with its render state, settings and fixture value (`LoadedSlot`),
+ * and the work items of one fixture value (stable ids, token counts), which the memoized
+ * candidates stage reads (candidates.ts).
  */
-import type { HistoryPolicy, SlotConfig } from '../../config/schema';
-import type { FixtureItem, FixtureValue, OrderPolicy, TemplateNode, Tokenizer } from '../../types';
+import type { FixtureItem, FixtureValue, TemplateNode, Tokenizer } from '../../types';
 import type { WorkItem } from '../item';
 import type { SlotState } from '../render';
-import type { PipelineEnv } from './env';
 import { effectiveTrust } from '../../rules/templateRules';
 import { fromFixtureItem } from '../item';
-import type { SlotRun, LoadedSlots } from './state';
-export type { SlotRun, LoadedSlots } from './state';
+import type { LoadedSlot, PipelineEnv } from './state';
+export type { LoadedSlot } from './state';
 
-export function loadSlots(env: PipelineEnv): LoadedSlots {
+/** Every slot of the request, in order: the config's, then the ones the template uses without defining them. */
+export function loadSlots(env: PipelineEnv): LoadedSlot[] {
   const { template, config, fixture } = env;
   const usedSlots = new Set<string>(template.uses.map((u) => u.slot));
   for (const m of template.messages) collectHistory(m.nodes, usedSlots);
@@ -32,7 +32,7 @@ export function loadSlots(env: PipelineEnv): LoadedSlots {
   for (const c of Object.values(config.slots ?? {})) addDelimiter(c?.label);
   for (const u of template.uses) addDelimiter(u.delimiter);
 
-  const runs = names.map((name, order): SlotRun => {
+  return names.map((name, order): LoadedSlot => {
     const cfg = config.slots?.[name];
     const value = fixture?.slots[name];
     const state: SlotState = {
@@ -57,13 +57,8 @@ export function loadSlots(env: PipelineEnv): LoadedSlots {
       policy: state.kind === 'history' ? cfg?.policy : undefined,
       overhead: isList || cfg?.label ? env.itemOverhead : 0,
       value,
-      total: 0,
-      ranked: [],
-      packed: [],
-      packIndex: new Map(),
     };
   });
-  return { runs, used: usedSlots };
 }
 
 /** Work items of one fixture value: stable ids (`<slot>_<n>`, `~k` on a clash), token counts. */

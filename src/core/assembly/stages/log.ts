@@ -1,15 +1,15 @@
 /**
  * The decisions of one assembly, in one place: every stage appends what it decided here (items it
- * omitted and why, findings, conflicts, history plans, tool verdicts), and the trace stage writes
- * the trace from this log alone. Decisions are kept per slot, so the trace lists them slot by slot
- * in stage order, whatever order the stages ran the slots in; request-wide decisions (trimming to
- * fit, findings on the whole request) follow.
+ * omitted and why, findings, conflicts, history plans), and the trace stage writes them into the
+ * trace. The log is append-only: what a stage computes for the next stage is its return value
+ * (stages/state.ts), never a field of the log. Decisions are kept per slot, so the trace lists them
+ * slot by slot in stage order, whatever order the stages ran the slots in; request-wide decisions
+ * (trimming to fit, findings on the whole request) follow.
  */
-import type { Finding, TraceTool, ToolDefinitionInfo } from '../../types';
+import type { Finding } from '../../types';
 import type { Omission } from '../item';
-import type { ConflictRecord } from './conflicts';
 import { append } from '../append';
-import type { HistoryPlan } from './state';
+import type { ConflictRecord, HistoryPlan } from './state';
 
 interface SlotDecisions {
   omitted: Omission[];
@@ -22,12 +22,6 @@ export class DecisionLog {
   private readonly bySlot = new Map<string, SlotDecisions>();
   private readonly requestOmitted: Omission[] = [];
   private readonly requestFindings: Finding[] = [];
-  /** [fixture index, sha256] of file-referenced item texts, by slot (part of the cache key). */
-  readonly files: Record<string, unknown> = {};
-  readonly tools: TraceTool[] = [];
-  readonly toolDefinitions: ToolDefinitionInfo[] = [];
-  /** Whether any slot holds tool definitions (the result then carries `tools`). */
-  hasToolSlots = false;
 
   constructor(slotNames: readonly string[]) {
     for (const n of slotNames) this.bySlot.set(n, { omitted: [], findings: [], conflicts: [] });

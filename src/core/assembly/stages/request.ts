@@ -8,10 +8,9 @@
  * (render.ts), counted without joining them (countParts.ts); only the chosen prefix is rendered
  * into messages.
  */
-import type { Finding, RenderedMessage, TemplateDoc } from '../../types';
+import type { Finding, TemplateDoc } from '../../types';
 import type { WorkItem } from '../item';
-import type { Probe, RenderIssue, Rendered } from '../render';
-import type { PipelineEnv } from './env';
+import type { Probe, RenderIssue } from '../render';
 import type { DecisionLog } from './log';
 import { finding } from '../../rules/registry';
 import { formatTokens as fmt } from '../../budget';
@@ -21,22 +20,14 @@ import { fitPrefix } from '../fit';
 import { orderItems } from '../order';
 import { Renderer } from '../render';
 import { append } from '../append';
-import type { SlotRun } from './state';
+import type { AssembledRequest, PipelineEnv, SelectedSlot } from './state';
+export type { AssembledRequest } from './state';
 
-export interface AssembledRequest {
-  ok: boolean;
-  /** Kept items of every used slot, in final order; empty when no request can be built. */
-  kept: Map<string, WorkItem[]>;
-  messages: RenderedMessage[];
-  rendered: Rendered;
-  /** Input tokens of the request as counted. */
-  tokens: number;
-  /** Items trimmed to fit, in drop order. */
-  trimmed: WorkItem[];
-  error?: string;
-}
-
-export function fitRequest(env: PipelineEnv, runs: readonly SlotRun[], log: DecisionLog): AssembledRequest {
+/**
+ * The request from the selected slots: what fit keeps of each slot (a new list per slot, in final
+ * order; the selections' lists are not changed), the messages and their count.
+ */
+export function fitRequest(env: PipelineEnv, runs: readonly SelectedSlot[], log: DecisionLog): AssembledRequest {
   const { template, fixture, tokenizer, ctx, fitLimit, requestOverhead, messageOverhead } = env;
   const slotStates = new Map(runs.filter((r) => r.used).map((r) => [r.state.name, r.state]));
   const renderer = new Renderer(template, slotStates, fixture, env.input.render);
@@ -45,7 +36,7 @@ export function fitRequest(env: PipelineEnv, runs: readonly SlotRun[], log: Deci
   // ---- The drop sequence: lowest priority first.
   const dropSeq: WorkItem[] = [];
   for (const r of runs) if (r.used && !r.required) append(dropSeq, r.packed);
-  const keepValue = (r: SlotRun, i: WorkItem) => (r.state.kind === 'history' ? 0 : (i.score ?? 0));
+  const keepValue = (r: SelectedSlot, i: WorkItem) => (r.state.kind === 'history' ? 0 : (i.score ?? 0));
   dropSeq.sort((a, b) => {
     const ra = runOf.get(a.slot)!;
     const rb = runOf.get(b.slot)!;
@@ -138,7 +129,7 @@ export function fitRequest(env: PipelineEnv, runs: readonly SlotRun[], log: Deci
   return { ok: fit.ok, kept, messages: fit.ok ? rendered.messages : [], rendered, tokens, trimmed, ...(error !== undefined ? { error } : {}) };
 }
 
-function slotCost(r: SlotRun): number {
+function slotCost(r: SelectedSlot): number {
   return r.packed.reduce((s, i) => s + i.tokens + r.overhead, 0);
 }
 

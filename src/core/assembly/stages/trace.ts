@@ -9,9 +9,7 @@
  */
 import type { FixtureDoc, KeepReason, OmittedItem, SlotTrace, Trace, TraceConflict, TraceHistory, TraceItem } from '../../types';
 import type { WorkItem } from '../item';
-import type { PipelineEnv } from './env';
 import type { DecisionLog } from './log';
-import type { AssembledRequest } from './request';
 import { canonicalJson } from '../../canonical';
 import { itemSha, metaList } from '../item';
 import { placementOf } from '../order';
@@ -19,7 +17,7 @@ import { versionMatches } from '../filters';
 import { sha256 } from '../sha256';
 import { coversOf } from './select';
 import { isCommitmentRecord, turnCommitment } from './commitments';
-import type { SlotRun } from './state';
+import type { AssembledRequest, PipelineEnv, RequestChecks, SelectedSlot } from './state';
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
@@ -36,7 +34,7 @@ function fixtureSha(fixture: FixtureDoc): string {
 const normVersion = (v: string) => v.trim().replace(/^v/i, '');
 
 /** Why a retained item is in the request: its slot, its metadata, its selection. */
-export function keptReasons(env: PipelineEnv, run: SlotRun, item: WorkItem): KeepReason[] {
+export function keptReasons(env: PipelineEnv, run: SelectedSlot, item: WorkItem): KeepReason[] {
   const out: KeepReason[] = [];
   if (run.required) out.push('required');
   if (item.relevance !== undefined && item.relevance >= 0.7) out.push('high_relevance');
@@ -56,7 +54,7 @@ export function keptReasons(env: PipelineEnv, run: SlotRun, item: WorkItem): Kee
   return out;
 }
 
-export function buildTrace(env: PipelineEnv, runs: readonly SlotRun[], request: AssembledRequest, log: DecisionLog, version: number): Trace {
+export function buildTrace(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest, checks: RequestChecks, log: DecisionLog, version: number): Trace {
   const { template, config, tokenizer, fixture, budget, model, input } = env;
   const runOf = new Map(runs.map((r) => [r.state.name, r]));
   const kept = request.kept;
@@ -135,13 +133,13 @@ export function buildTrace(env: PipelineEnv, runs: readonly SlotRun[], request: 
     for (const sub of r.cfg.requires) coverage.push({ slot: r.state.name, subtopic: sub, covered_by: k.filter((i) => coversOf(i).includes(sub)).map((i) => i.id) });
   }
   if (coverage.length) trace.coverage = coverage;
-  if (log.tools.length) trace.tools = log.tools.map((t) => ({ ...t }));
+  if (checks.tools.length) trace.tools = checks.tools.map((t) => ({ ...t }));
   trace.cache_key = sha256(
     canonicalJson({
       assembly: version,
       template: env.hash(templateText),
       config,
-      fixture: fixture ? { text: fixtureSha(fixture), files: log.files } : null,
+      fixture: fixture ? { text: fixtureSha(fixture), files: fileHashes(env, runs) } : null,
       model: model ?? null,
       modelName: modelName ?? null,
       tokenizer: tokenizer.name,
@@ -153,6 +151,13 @@ export function buildTrace(env: PipelineEnv, runs: readonly SlotRun[], request: 
     }),
   );
   return trace;
+}
+
+/** [fixture index, sha256] of file-referenced item texts, by slot (part of the cache key). */
+function fileHashes(env: PipelineEnv, runs: readonly SelectedSlot[]): Record<string, unknown> {
+  const files: Record<string, unknown> = {};
+  for (const r of runs) if (r.candidates?.files.length) files[r.state.name] = r.candidates.files.map(([index, text]) => [index, env.hash(text)]);
+  return files;
 }
 
 /**
@@ -198,13 +203,13 @@ export function materializeTrace<T extends object>(trace: T): T {
 }
 
 /** Retained items in request order and the citation map. */
-function retainedEntries(env: PipelineEnv, runs: readonly SlotRun[], request: AssembledRequest): { retained: TraceItem[]; citation: Trace['citation_map'] } {
+function retainedEntries(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest): { retained: TraceItem[]; citation: Trace['citation_map'] } {
   const retained: TraceItem[] = [];
   const citation: Trace['citation_map'] = {};
   const kept = request.kept;
   if (request.ok) {
     const seen = new Set<string>();
-    const byKey = new Map<string, { item: WorkItem; position: number; n: number; run: SlotRun }>();
+    const byKey = new Map<string, { item: WorkItem; position: number; n: number; run: SelectedSlot }>();
     for (const r of runs) {
       const ordered = kept.get(r.state.name) ?? [];
       ordered.forEach((item, position) => byKey.set(`${r.state.name}\u0000${item.id}`, { item, position, n: ordered.length, run: r }));
@@ -269,7 +274,7 @@ function conflictEntries(log: DecisionLog, request: AssembledRequest): TraceConf
   });
 }
 
-function traceItem(env: PipelineEnv, run: SlotRun, item: WorkItem, position: number, n: number): TraceItem {
+function traceItem(env: PipelineEnv, run: SelectedSlot, item: WorkItem, position: number, n: number): TraceItem {
   const t = { slot: item.slot, id: item.id, tokens: item.tokens } as TraceItem;
   if (item.score !== undefined) t.score = round4(item.score);
   t.position = position;
@@ -289,7 +294,7 @@ function traceItem(env: PipelineEnv, run: SlotRun, item: WorkItem, position: num
 }
 
 /** The original items a summary stands for, through summaries of summaries. */
-function resolveLineage(run: SlotRun, summary: WorkItem): Array<{ id: string; source?: string; sha256: string }> {
+function resolveLineage(run: SelectedSlot, summary: WorkItem): Array<{ id: string; source?: string; sha256: string }> {
   const st = run.candidates;
   const byId = new Map<string, WorkItem>();
   for (const i of st?.candidates ?? []) byId.set(i.id, i);
