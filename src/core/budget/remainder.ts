@@ -65,11 +65,10 @@ export function historyRemainders(config: ContextConfig, report: BudgetReport): 
   return out;
 }
 
-/** The report with its history remainders, when the config has history slots with a policy. */
+/** The report with its history remainders, when the config has history slots with a policy (a new report; the one given is not changed). */
 export function withRemainder(report: BudgetReport, config: ContextConfig): BudgetReport {
   const r = historyRemainders(config, report);
-  if (r.length) report.remainder = r;
-  return report;
+  return r.length ? { ...report, remainder: r } : report;
 }
 
 /**
@@ -88,7 +87,6 @@ export function remainderLines(report: BudgetReport): string[] {
     return line;
   });
 }
-
 
 /** The budget report of a config with its history remainders: the one budget computation. */
 export function budgetFor(config: ContextConfig, model: ModelInfo | undefined, tokenizer: { name: string; exact: boolean }): BudgetReport {

@@ -20,13 +20,11 @@ import type { HistoryPolicy, SlotConfig } from '../../config/schema';
 import type { Omission, WorkItem } from '../item';
 import { metaList, timeOf } from '../item';
 import { pack } from '../pack';
-import { HYBRID_SHARES, historyShares } from '../../budget/remainder';
+import { historyShares } from '../../budget/remainder';
 import { normalizeForDedup } from '../normalize';
 import { append } from '../append';
 import type { HistoryPart, HistoryPlan, HistorySelection } from './state';
 export type { HistoryPart, HistoryPlan, HistorySelection } from './state';
-
-export { HYBRID_SHARES };
 
 const isSummary = (it: WorkItem): boolean => metaList(it, 'summary_of').length > 0;
 
