@@ -169,8 +169,10 @@ export class Renderer {
     const { first, rendered } = probe ? probe.marked : this.marked(kept);
     const { messages, neutralised } = rendered;
     const issues = rendered.issues.map((i) => ({ ...i }));
-    // The check of attribution.ts: the marks must not have changed what the engine rendered.
-    const plain = this.engine(this.values(kept, false, []));
+    // The check of attribution.ts: the marks must not have changed what the engine rendered. Where
+    // the engine's tree shows the template only prints, loops over and tests its values, the plain
+    // render is the marked text unmarked, split into messages by the engine (no second render).
+    const plain = first.untransformed && !first.issues.length ? { ...first, messages: first.untransformed } : this.engine(this.values(kept, false, []));
     const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i]));
     const estimate = rendered.estimate || plain.estimate ? { estimate: true as const } : {};
     if (same) return { messages, issues, neutralised, ...estimate, ...this.runtimeField() };
@@ -190,6 +192,7 @@ export class Renderer {
     const t = this.template;
     if (t.format === 'prompt') {
       return renderDotprompt(t.text, { input: v.input, ...(this.fixture?.context ? { context: this.fixture.context } : {}), ...(v.messages ? { messages: v.messages } : {}) }, {
+        ...(v.marked ? { untransform: unmark } : {}),
         partials: this.options.partials ?? {},
         inputDefault: this.options.defaults ?? {},
         // The product renders what the application may register in code (declared or not) instead of failing on it.
@@ -332,7 +335,7 @@ export class Renderer {
         messages = items.map((item) => ({ role: dotpromptRole(item.role ?? 'user'), content: [{ text: m(this.escaped(item, state, []).text, item.index) }] }));
       }
     });
-    return { input, ...(messages ? { messages } : {}) };
+    return { input, ...(messages ? { messages } : {}), ...(marks ? { marked: true as const } : {}) };
   }
 
   /** An item as the engine sees it: prints as its unit, with its fields. */
@@ -420,6 +423,8 @@ export interface Probe {
 interface EngineValues {
   input: Record<string, unknown>;
   messages?: Array<{ role: string; content: Array<{ text: string }> }>;
+  /** The strings carry attribution marks. */
+  marked?: true;
 }
 
 function sameMessage(a: EngineMessage, b: EngineMessage): boolean {

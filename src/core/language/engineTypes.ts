@@ -60,6 +60,14 @@ export interface EngineResult {
   issues: EngineIssue[];
   /** Set when part of the request is a placeholder for what only the application's code renders: counts are an estimate. */
   estimate?: true;
+  /**
+   * Set when the engine's tree shows the template only prints, loops over and tests its values
+   * (it never hands one to a helper, a partial or a measuring lookup): marked strings then render
+   * as the plain ones do, marks aside, so the assembly needs no unmarked check render.
+   */
+  printsValuesOnly?: true;
+  /** With `printsValuesOnly` and an `untransform` option: the messages of the render of the untransformed values. */
+  untransformed?: EngineMessage[];
 }
 
 /** A value that prints as its own `toString()` (an object or array whose class overrides it). */

@@ -61,6 +61,13 @@ export interface DotpromptOptions {
    * is neither given nor declared prints a placeholder (the caller reports it where it looked).
    */
   lenient?: boolean;
+  /**
+   * A transform of the values' strings that the template cannot see (the assembly's attribution
+   * marks). When the template only prints, loops over and tests its values (`printsValuesOnly`),
+   * the render of the untransformed values is the rendered text with `untransform` applied, so
+   * its messages (`untransformed`) come from splitting that text, without a second render.
+   */
+  untransform?: (s: string) => string;
 }
 
 /** What a helper or partial registered in code prints in our render: visible, and never a marker dotprompt reads. */
@@ -434,12 +441,23 @@ interface Analysis {
    * (a sub-expression, or params / hash), else only when a helper of that name is known.
    */
   helperCalls: Array<{ name: string; definite: boolean; loc?: Loc }>;
+  /**
+   * The template hands a value to something that reads its text: a helper's parameter or hash
+   * (other than the one value of `each`, `with`, `if` and `unless`, which only loop or test
+   * truthiness), a sub-expression, a partial or decorator, or a property lookup that measures or
+   * indexes (`x.length`, `x.[0]`). When false, a render with marked strings (the assembly's slot
+   * attribution) equals the render of the plain values once the marks are removed.
+   */
+  readsValues: boolean;
 }
+
+/** Blocks that only loop over or test their one value (Handlebars' own). */
+const PRINTING_BLOCKS = new Set(['each', 'with', 'if', 'unless']);
 
 const NESTING = new Set(['BlockStatement', 'SubExpression', 'PartialBlockStatement', 'DecoratorBlock']);
 
 function analyze(ast: HbNode): Analysis {
-  const result: Analysis = { partials: [], blocks: [], metadataUses: [], helperCalls: [] };
+  const result: Analysis = { partials: [], blocks: [], metadataUses: [], helperCalls: [], readsValues: false };
   const stack: Array<{ node: unknown; nest: number; total: number; chained: boolean; params: readonly string[] }> = [{ node: ast, nest: 0, total: 0, chained: false, params: [] }];
   while (stack.length) {
     const { node, nest: outerNest, total: outerTotal, chained, params: outerParams } = stack.pop()!;
@@ -471,6 +489,7 @@ function analyze(ast: HbNode): Analysis {
       // A definite call on a longer path (`{{a.b x}}`) is the helper named by its first part, too.
       if (parts.length > 0 && (definite || (simple && !blockParam))) result.helperCalls.push({ name: parts[0], definite, loc: n.loc });
     }
+    if (!result.readsValues) result.readsValues = readsValues(n);
     if (n.type === 'BlockStatement' || n.type === 'MustacheStatement') {
       if (path?.type === 'PathExpression') result.blocks.push({ name: String(path.original), params: (n.params as unknown[]).length, loc: n.loc });
     } else if (n.type === 'PartialStatement' || n.type === 'PartialBlockStatement') {
@@ -493,6 +512,32 @@ function analyze(ast: HbNode): Analysis {
     }
   }
   return result;
+}
+
+/** Whether this one node reads the text of a value (see `Analysis.readsValues`). */
+function readsValues(n: HbNode): boolean {
+  switch (n.type) {
+    case 'SubExpression':
+    case 'PartialStatement':
+    case 'PartialBlockStatement':
+    case 'Decorator':
+    case 'DecoratorBlock':
+      return true;
+    case 'PathExpression':
+      return (n.parts as unknown[]).some((p) => p === 'length' || (typeof p === 'string' && /^\d+$/.test(p)));
+    case 'MustacheStatement':
+    case 'BlockStatement': {
+      const params = n.params as HbNode[];
+      const pairs = ((n.hash as HbNode | undefined)?.pairs as HbNode[] | undefined) ?? [];
+      const values = [...params, ...pairs.map((p) => p.value as HbNode)].filter((v) => v.type === 'PathExpression' || v.type === 'SubExpression');
+      if (!values.length) return false;
+      const path = n.path as HbNode;
+      const name = path.type === 'PathExpression' && (path.parts as unknown[]).length === 1 ? String(path.original) : undefined;
+      return !(n.type === 'BlockStatement' && name !== undefined && PRINTING_BLOCKS.has(name) && params.length === 1 && !pairs.length);
+    }
+    default:
+      return false;
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -973,7 +1018,16 @@ export function renderDotprompt(source: string, data: DotpromptData, options: Do
     seen.add(message);
     issues.push({ rule: 'unsupported-feature', message, span: locSpan(prepared, undefined) });
   });
-  return { rendered, messages, issues, ...(state.placeholders.size ? { estimate: true } : {}) };
+  const result: EngineResult = { rendered, messages, issues, ...(state.placeholders.size ? { estimate: true } : {}) };
+  if (!analysis.readsValues) {
+    result.printsValuesOnly = true;
+    const f = options.untransform;
+    if (f) {
+      const history = (data.messages as DpMessage[] | undefined)?.map((m) => ({ ...m, content: (m.content ?? []).map((p) => (typeof p?.text === 'string' ? { ...p, text: f(p.text) } : p)) }));
+      result.untransformed = toEngineMessages(toMessages(f(rendered), history), () => undefined);
+    }
+  }
+  return result;
 }
 
 function unknownHelperMessage(name: string): string {

@@ -1,0 +1,106 @@
+/**
+ * Render once (issue: one render for the final request). Where the dotprompt engine's tree shows a
+ * template only prints, loops over and tests its values (`printsValuesOnly`), the assembly skips
+ * the second (unmarked) render of attribution.ts's check: the plain render's messages come from
+ * the engine splitting the marked render's text with the marks removed. The claim behind it,
+ * checked here on every hand case and 1,000 generated cases of the dotprompt differential suite
+ * and on the examples: for such a template, those messages equal the render of the plain values
+ * (whitespace-only values and marker text in values included, where marks do change the marked
+ * render's own split). And the templates that compare, measure or transform a value are not
+ * flagged.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { mark, unmark } from '../../src/core/assembly/attribution';
+import { renderDotprompt } from '../../src/core/language/dotprompt/engine';
+import type { EngineMessage, EngineResult } from '../../src/core/language/engineTypes';
+import { generateCases, handCases, type DotpromptCase } from '../oracle/dotpromptCases';
+
+const REPO = path.resolve(__dirname, '../..');
+
+function walk(dir: string, out: string[] = []): string[] {
+  for (const e of readdirSync(dir)) {
+    const p = path.join(dir, e);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (p.endsWith('.prompt')) out.push(p);
+  }
+  return out;
+}
+
+/** Every string of a value marked as the assembly marks slot text (plain objects and lists; other objects as they are). */
+function marked(v: unknown, slot: number): unknown {
+  if (typeof v === 'string') return mark(v, slot);
+  if (Array.isArray(v) && Object.getPrototypeOf(v) === Array.prototype) return v.map((x) => marked(x, slot));
+  if (v && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: marked(x, slot), enumerable: true, writable: true, configurable: true });
+    return out;
+  }
+  return v;
+}
+
+const text = (m: EngineMessage, clean: (s: string) => string) => `${m.role}|${m.parts.map((p) => (p.type === 'text' ? clean(p.text) : p.type === 'media' ? `[media ${clean(p.url)}]` : `[section ${p.name}]`)).join('')}`;
+
+function renderBoth(c: DotpromptCase): { markedRender: EngineResult; plainRender: EngineResult } {
+  const opts = { ...(c.partials ? { partials: c.partials } : {}), ...(c.inputDefault ? { inputDefault: c.inputDefault } : {}), lenient: true };
+  const input = Object.fromEntries(Object.entries(c.data.input).map(([k, v], i) => [k, marked(v, i)]));
+  const messages = c.data.messages?.map((m, i) => ({ ...m, content: m.content.map((p) => ({ text: mark(p.text, 900, i) })) }));
+  const markedRender = renderDotprompt(c.source, { ...c.data, input, ...(messages ? { messages } : {}) }, { ...opts, untransform: unmark });
+  const plainRender = renderDotprompt(c.source, c.data, opts);
+  return { markedRender, plainRender };
+}
+
+describe('render once: a template that only prints its values', () => {
+  it('renders marked values as it renders the plain ones, on the differential suite and the examples', () => {
+    const examples: DotpromptCase[] = walk(path.join(REPO, 'examples')).map((p) => ({ name: path.relative(REPO, p), source: readFileSync(p, 'utf8'), data: { input: {} } }));
+    const cases = [...handCases, ...generateCases(20261202, 1000), ...examples];
+    let flagged = 0;
+    const wrong: string[] = [];
+    for (const c of cases) {
+      const { markedRender, plainRender } = renderBoth(c);
+      if (!markedRender.printsValuesOnly) continue;
+      flagged++;
+      // What the assembly uses instead of the plain render: the marked text unmarked, split.
+      const a = (markedRender.untransformed ?? []).map((m) => text(m, (s) => s));
+      const b = plainRender.messages.map((m) => text(m, (s) => s));
+      if (JSON.stringify(a) !== JSON.stringify(b)) wrong.push(c.name);
+    }
+    expect(wrong).toEqual([]);
+    // Not vacuous: most templates only print.
+    expect(flagged).toBeGreaterThan(cases.length / 4);
+  });
+
+  it('the split of the unmarked text is the plain render where marks change the marked one (a blank value, marker text in a value)', () => {
+    for (const [source, input] of [
+      ['{{role "system"}}{{policy}}{{role "user"}}hi', { policy: '  \n ' }],
+      ['{{{doc}}}', { doc: '<<<dotprompt:role:model>>>x' }],
+    ] as const) {
+      const c: DotpromptCase = { name: source, source, data: { input: { ...input } } };
+      const { markedRender, plainRender } = renderBoth(c);
+      expect(markedRender.printsValuesOnly).toBe(true);
+      // The marked render alone would be wrong here (the marks are not blank, and sit before the marker)…
+      expect(markedRender.messages.length).not.toBe(plainRender.messages.length);
+      // …the engine's split of its unmarked text is not.
+      expect(markedRender.untransformed).toEqual(plainRender.messages);
+    }
+  });
+
+  it('flags no template that compares, measures, indexes or transforms a value', () => {
+    const reads = [
+      '{{#ifEquals kind "a"}}A{{/ifEquals}}',
+      '{{json doc}}',
+      '{{name.length}}',
+      '{{name.[0]}}',
+      '{{#each (items)}}x{{/each}}',
+      '{{> part name=name}}',
+      '{{lookup map key}}',
+      '{{#each docs as |d|}}{{d.text.length}}{{/each}}',
+      '{{#if a b}}x{{/if}}',
+      '{{media url=image}}',
+    ];
+    for (const source of reads) expect({ source, flag: renderDotprompt(source, { input: { kind: 'a', doc: {}, name: 'n', docs: [], map: {}, key: 'k', a: 1, b: 2, image: 'https://x.invalid/i.png' } }, { lenient: true, partials: { part: '{{name}}' } }).printsValuesOnly }).toEqual({ source, flag: undefined });
+    const prints = ['{{name}}', '{{#each docs as |d|}}[{{d.id}}] {{d.text}}{{/each}}', '{{#if a}}{{a}}{{else}}none{{/if}}', '{{role "system"}}{{policy}}{{history}}', '{{#with doc}}{{title}}{{/with}}'];
+    for (const source of prints) expect({ source, flag: renderDotprompt(source, { input: { name: 'n', docs: [{ id: 1, text: 't' }], a: 'x', policy: 'p', doc: { title: 't' } } }).printsValuesOnly }).toEqual({ source, flag: true });
+  });
+});
