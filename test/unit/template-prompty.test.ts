@@ -88,7 +88,7 @@ describe('prompty: messages', () => {
       { each: 'evidence', alias: 'd', body: ['\n[EVIDENCE ', '{d.id}', '] ', '{d.text}', ' [/EVIDENCE]\n'] },
       '\n</evidence>\n',
       { if: 'question', negate: false, body: ['Question: ', '{question}'], inverse: ['No question.'] },
-      '\n',
+      // Prompty 0.1.x renders without the template's trailing newline (keep_trailing_newline off).
     ]);
     const each = doc.messages[1].nodes[1];
     if (each.type !== 'each') throw new Error('expected each');
@@ -208,7 +208,7 @@ describe('prompty: Jinja scoping and expressions', () => {
 
 describe('prompty: Mustache', () => {
   it('reads sections, inverted sections, raw and comments, removing standalone lines', () => {
-    const text = '---\ninputs:\n  question: { type: string }\n---\nuser:\n{{! comment }}\n{{#evidence}}\n- {{title}}: {{{text}}} ({{question}})\n{{/evidence}}\n{{^evidence}}\nNo evidence.\n{{/evidence}}\n{{&raw}}';
+    const text = '---\ntemplate: mustache\ninputs:\n  question: { type: string }\n---\nuser:\n{{! comment }}\n{{#evidence}}\n- {{title}}: {{{text}}} ({{question}})\n{{/evidence}}\n{{^evidence}}\nNo evidence.\n{{/evidence}}\n{{&raw}}';
     const d = parseTemplate('/w/m.prompty', text);
     expect(d.findings).toEqual([]);
     expect(usesOf(d)).toEqual(['evidence/each/user/-@evidence', 'question/var/user/-@question', 'evidence/if/user/-@evidence', 'raw/var/user/-@raw']);
@@ -220,7 +220,7 @@ describe('prompty: Mustache', () => {
   });
 
   it('gives a section wrapped in a tag its delimiter, and {{.}} is the item', () => {
-    const text = 'user:\n{{#docs}}<doc>{{.}}</doc>{{/docs}}';
+    const text = '---\ntemplate: mustache\n---\nuser:\n{{#docs}}<doc>{{.}}</doc>{{/docs}}';
     const d = parseTemplate('/w/m2.prompty', text);
     expect(usesOf(d)).toEqual(['docs/each/user/doc@docs']);
   });
@@ -273,7 +273,7 @@ describe('prompty: malformed input gives located findings, never exceptions', ()
     },
     {
       name: 'unclosed Mustache section',
-      text: 'user:\n{{#docs}}{{title}}',
+      text: '---\ntemplate: mustache\n---\nuser:\n{{#docs}}{{title}}',
       findings: [['{{#docs}}', /never closed: add '\{\{\/docs\}\}'/]],
       uses: ['docs/each/user/-@docs'],
     },

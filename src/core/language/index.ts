@@ -20,11 +20,9 @@ import type { Finding, Role, TemplateDoc, TemplateFormat } from '../types';
 import { finding } from '../rules/registry';
 import { parseDotpromptBody } from './dotprompt/scan';
 import { parseFrontMatter } from './frontMatter';
-import { parsePromptyBody } from './prompty/scan';
 import { finishUses } from './shared';
 import { dotpromptBodyLimit } from '../text/nesting';
-import { engineUses, promptyTemplateType } from './prompty/uses';
-import { promptyLineOf } from './prompty/engine';
+import { parsePromptyBody } from './prompty/parse';
 
 export function templateFormat(path: string): TemplateFormat {
   return /\.prompty$/i.test(path) ? 'prompty' : 'prompt';
@@ -47,13 +45,10 @@ export function parseTemplate(path: string, text: string): TemplateDoc {
       const f = finding('template-invalid', path, { start: limit.start, end: limit.end }, limit.message);
       return { path, format, text, ...(fm.frontMatter ? { frontMatter: fm.frontMatter } : {}), bodySpan: { start: fm.bodyStart, end: text.length }, messages: [], uses: [], findings: [...fm.findings, f] };
     }
-    const body =
-      format === 'prompt' ? parseDotpromptBody(path, text, fm.bodyStart) : parsePromptyBody(path, text, fm.bodyStart, fm.frontMatter?.inputs ?? {}, promptyLineOf(fm.frontMatter?.data));
+    const body = format === 'prompt' ? parseDotpromptBody(path, text, fm.bodyStart) : parsePromptyBody(path, text, fm.bodyStart, fm.frontMatter?.inputs ?? {}, fm.frontMatter?.data);
     findings = fm.findings.concat(body.findings);
     const fallbackRole: Role = format === 'prompt' ? 'user' : 'system';
-    // Which names a Jinja body reads is the engine's answer (engineUses.ts); Mustache bodies have no Jinja tree.
-    const raw = format === 'prompty' && promptyTemplateType(fm.frontMatter?.data) !== 'mustache' ? (engineUses(text, fm.bodyStart, body.uses) ?? body.uses) : body.uses;
-    const uses = finishUses(text, body.messages, raw, fallbackRole);
+    const uses = finishUses(text, body.messages, body.uses, fallbackRole);
     findings.sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end);
     if (findings.length > MAX_TEMPLATE_FINDINGS) {
       const rest = findings.length - MAX_TEMPLATE_FINDINGS;
@@ -86,6 +81,6 @@ export function parseTemplate(path: string, text: string): TemplateDoc {
 }
 
 export { splitFrontMatter } from './frontMatter';
-export { promptyTemplateType } from './prompty/uses';
+export { promptyTemplateType } from './prompty/parse';
 export { findDelimiterPairs } from './delimiters';
 export type { DelimiterPair } from './delimiters';

@@ -3,7 +3,7 @@
  * records, and the step that gives every use its role (from the message it lands in) and its
  * delimiter (from the markers around it in the template source).
  */
-import type { Role, SlotUse, Span, TemplateMessage, TemplateNode } from '../types';
+import type { Finding, Role, SlotUse, Span, TemplateMessage, TemplateNode } from '../types';
 import { enclosingPair, findDelimiterPairs, insideMarker } from './delimiters';
 import type { DelimiterPair } from './delimiters';
 
@@ -16,6 +16,13 @@ export interface RawUse {
   form: SlotUse['form'];
   /** For `each` uses: the loop, whose body may label every item itself. */
   each?: EachNode;
+}
+
+/** What a body parser gives: the messages with their node trees, the raw slot uses, its findings. */
+export interface BodyResult {
+  messages: TemplateMessage[];
+  uses: RawUse[];
+  findings: Finding[];
 }
 
 /** Variables in a loop body that stand for the item (`{{d.text}}`, `{{this}}`), recursively. */

@@ -10,10 +10,10 @@
  */
 import type { Span } from '../../types';
 import { FILTERS, TESTS, callJoiner, makeGlobals, type BuiltinEnv } from './builtins';
-import { normalizeTemplate, tokenize } from './lexer';
+import { normalizeTemplate } from './lexer';
 import { pyStrRepr } from './pystr';
 import { MISSING, PySlice, add, compare, directSlice, floordiv, lookupAttr, lookupItem, mod, mul, neg, pos, pow, sub, truediv } from './ops';
-import { Parser, type Expr, type Stmt } from './parser';
+import { parseJinja, type Expr, type Stmt } from './parser';
 import { annotate, exprChildren, type Annotations, type FrameInfo } from './symbols';
 import { BoundedCache } from '../../cache';
 import {
@@ -105,10 +105,21 @@ export function compileTemplate(name: string, source: string, keepTrailingNewlin
   return unit;
 }
 
+/** A fresh copy of a cached parse's error (each compile names its template on the error it throws). */
+function copyError(e: Error): Error {
+  const c = e instanceof PyError ? new PyError(e.pyType, e.message) : e instanceof Unsupported ? new Unsupported(e.message) : e instanceof LimitError ? new LimitError(e.message) : new Error(e.message);
+  const span = (e as { span?: Span }).span;
+  if (span) (c as { span?: Span }).span = span;
+  return c;
+}
+
 function compileUncached(name: string, source: string, keepTrailingNewline: boolean): Unit {
   const text = normalizeTemplate(source, keepTrailingNewline);
   try {
-    const body = new Parser(tokenize(text)).parse();
+    // The parse is shared with the editor's analysis of the same text (parser.ts parseJinja).
+    const parsed = parseJinja(text);
+    if (parsed.error) throw copyError(parsed.error);
+    const body = parsed.body;
     const { ann, blocks } = annotate(body);
     return { name, body, blocks, ann };
   } catch (e) {

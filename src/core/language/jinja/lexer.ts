@@ -164,13 +164,86 @@ export function unescapeString(raw: string, at: number): string {
   return out;
 }
 
-/** Tokenize a whole template (already normalized by normalizeTemplate). */
-export function tokenize(src: string): Token[] {
+/**
+ * A problem the recovering lexer stepped over: where it is, the error the strict lexer throws
+ * there, and how the editor words it (`message`).
+ */
+export interface LexIssue {
+  span: { start: number; end: number };
+  message: string;
+  error: Error;
+}
+
+/** How far a tag is scanned for string literals when looking for its end; longer tags are read without that care. */
+const QUOTE_SCAN_LIMIT = 2000;
+
+/**
+ * Where the tag opened at `at` ends for the recovering lexer: its closer outside string literals,
+ * or -1 when the tag is unterminated (no closer, or another tag opens before it). Jinja writes
+ * literal braces as `{{ '{{' }}`, so braces inside a string literal neither open nor close.
+ */
+function tagClose(src: string, at: number, closer: string, find: (needle: string, from: number) => number): number {
+  let close = find(closer, at + 2);
+  OPENER.lastIndex = at + 2;
+  let next = OPENER.exec(src)?.index ?? -1;
+  const segEnd = Math.min(close < 0 ? src.length : close, at + QUOTE_SCAN_LIMIT);
+  if (/["']/.test(src.slice(at + 2, segEnd))) {
+    let quote = '';
+    let nextQ = -1;
+    const end = Math.min(src.length, at + QUOTE_SCAN_LIMIT);
+    for (let i = at + 2; i < end; i++) {
+      const c = src[i];
+      if (quote) {
+        if (c === '\\') i++;
+        else if (c === quote) quote = '';
+        continue;
+      }
+      if (c === '"' || c === "'") quote = c;
+      else if (src.startsWith(closer, i)) {
+        close = i;
+        next = nextQ;
+        break;
+      } else if (nextQ < 0 && c === '{' && /[{%#]/.test(src[i + 1] ?? '')) nextQ = i;
+    }
+  }
+  return close < 0 || (next >= 0 && next < close) ? -1 : close;
+}
+
+/** `indexOf` that remembers its answers, so a text full of unterminated tags is read in linear time. */
+function forwardFinder(src: string): (needle: string, from: number) => number {
+  const memo = new Map<string, { from: number; at: number }>();
+  return (needle, from) => {
+    const m = memo.get(needle);
+    if (m && from >= m.from && (m.at === -1 || m.at >= from)) return m.at;
+    const at = src.indexOf(needle, from);
+    memo.set(needle, { from, at });
+    return at;
+  };
+}
+
+/** What the editor shows of a tag: its first characters on its line. */
+function shownTag(src: string, at: number, end: number): string {
+  return src.slice(at, Math.min(end, at + 40));
+}
+
+/**
+ * Tokenize a whole template (already normalized by normalizeTemplate). Strict (no `issues`): throws
+ * the first error as jinja2's lexer does. Recovering (`issues` given, for the editor): records each
+ * problem and keeps going — an unterminated tag or comment is read as text, a tag that cannot be
+ * lexed is skipped, a raw block without its end reads as text to the end.
+ */
+export function tokenize(src: string, issues?: LexIssue[]): Token[] {
   const toks: Token[] = [];
   let pos = 0;
   const n = src.length;
+  const find = issues ? forwardFinder(src) : (needle: string, from: number) => src.indexOf(needle, from);
+  const lineEnd = (from: number): number => {
+    const k = find('\n', from);
+    return k < 0 ? n : k;
+  };
+  let scan = 0;
   while (pos < n) {
-    OPENER.lastIndex = pos;
+    OPENER.lastIndex = scan;
     const m = OPENER.exec(src);
     if (!m) {
       toks.push({ type: 'data', value: src.slice(pos), start: pos, end: n });
@@ -179,9 +252,23 @@ export function tokenize(src: string): Token[] {
     const at = m.index;
     const raw = src.startsWith('{%', at) ? stick(RAW_BEGIN_RE, src, at) : null;
     const kind = src[at + 1];
+    if (issues && !raw) {
+      const closer = kind === '{' ? '}}' : kind === '%' ? '%}' : '#}';
+      const close = kind === '#' ? find('#}', at + 2) : tagClose(src, at, closer, find);
+      if (close < 0) {
+        const end = Math.max(at + 2, lineEnd(at));
+        const what = kind === '{' ? 'placeholder' : kind === '%' ? 'Jinja tag' : 'Jinja comment';
+        const error = syntaxError(kind === '#' ? 'Missing end of comment tag' : 'unexpected end of template', at, at + 2);
+        issues.push({ span: { start: at, end }, message: `Unterminated ${what} '${shownTag(src, at, end)}': no closing '${closer}'.`, error });
+        scan = at + 2;
+        continue;
+      }
+    }
+    scan = at;
     const signCh = raw ? raw[1] : src[at + 2] === '-' || src[at + 2] === '+' ? src[at + 2] : '';
     let text = src.slice(pos, at);
     if (signCh === '-') text = text.replace(TRAILING_WS, '');
+    const mark = toks.length;
     if (text) toks.push({ type: 'data', value: text, start: pos, end: pos + text.length });
     if (raw) {
       // raw block: data up to the first {% endraw %}
@@ -195,11 +282,18 @@ export function tokenize(src: string): Token[] {
         if (end) break;
         q = k + 1;
       }
-      if (!end) throw syntaxError('Missing end of raw directive', at, at + raw[0].length);
+      if (!end) {
+        const error = syntaxError('Missing end of raw directive', at, at + raw[0].length);
+        if (!issues) throw error;
+        issues.push({ span: { start: at, end: at + raw[0].length }, message: `'${raw[0]}' is never closed: add '{% endraw %}'.`, error });
+        if (bodyStart < n) toks.push({ type: 'data', value: src.slice(bodyStart), start: bodyStart, end: n });
+        pos = scan = n;
+        break;
+      }
       let body = src.slice(bodyStart, end.index);
       if (end[1] === '-') body = body.replace(TRAILING_WS, '');
       if (body) toks.push({ type: 'data', value: body, start: bodyStart, end: bodyStart + body.length });
-      pos = end.index + end[0].length;
+      pos = scan = end.index + end[0].length;
       continue;
     }
     const beginLen = 2 + (signCh ? 1 : 0);
@@ -210,11 +304,34 @@ export function tokenize(src: string): Token[] {
       const signEnd = k - 1 >= contentStart ? src[k - 1] : '';
       pos = k + 2;
       if (signEnd === '-') pos += stick(WS_ANY, src, pos)![0].length;
+      scan = pos;
       continue;
     }
     const isBlock = kind === '%';
     toks.push({ type: isBlock ? 'block_begin' : 'variable_begin', value: src.slice(at, at + beginLen), start: at, end: at + beginLen });
-    pos = lexTag(src, at + beginLen, isBlock, toks, at);
+    if (!issues) {
+      pos = scan = lexTag(src, at + beginLen, isBlock, toks, at);
+      continue;
+    }
+    // Recovering: a tag that cannot be lexed (or runs to the end of the text) is reported and skipped.
+    const closeAt = tagClose(src, at, isBlock ? '%}' : '}}', find);
+    let error: Error | undefined;
+    try {
+      pos = lexTag(src, at + beginLen, isBlock, toks, at);
+      const last = toks[toks.length - 1];
+      if (last.type !== (isBlock ? 'block_end' : 'variable_end')) error = syntaxError('unexpected end of template', n, n);
+    } catch (e) {
+      if (!(e instanceof Error)) throw e;
+      error = e;
+    }
+    if (error) {
+      toks.length = text ? mark + 1 : mark;
+      const end = closeAt + 2;
+      const span = (error as { span?: { start: number; end: number } }).span ?? { start: at, end };
+      issues.push({ span: { start: Math.min(span.start, end), end: Math.min(Math.max(span.end, span.start), end) }, message: error.message, error });
+      pos = end;
+    }
+    scan = pos;
   }
   toks.push({ type: 'eof', value: '', start: n, end: n });
   return toks;

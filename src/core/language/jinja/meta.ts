@@ -11,7 +11,7 @@ import type { Expr, Stmt } from './parser';
 import type { FrameInfo } from './symbols';
 import type { Unit } from './interpreter';
 import { compileTemplate } from './interpreter';
-import { exprChildren, stmtChildren } from './symbols';
+import { annotate, exprChildren, stmtChildren } from './symbols';
 
 /** The globals of Prompty's Jinja environment (jinja2's DEFAULT_NAMESPACE); never context variables. */
 const GLOBALS = new Set(['range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespace']);
@@ -28,7 +28,7 @@ function childrenOf(n: Node): Node[] {
 }
 
 /** jinja2.meta.find_undeclared_variables over a compiled unit: the resolve loads of every frame. */
-export function undeclaredVariables(unit: Unit): Set<string> {
+export function undeclaredVariables(unit: Pick<Unit, 'body' | 'ann'>): Set<string> {
   const out = new Set<string>();
   const take = (frame: FrameInfo | undefined) => {
     for (const [, load] of frame ?? []) if (load.kind === 'resolve' && !GLOBALS.has(load.name)) out.add(load.name);
@@ -50,6 +50,35 @@ export function undeclaredVariables(unit: Unit): Set<string> {
   };
   for (const s of unit.body) visit(s);
   return out;
+}
+
+/**
+ * The undeclared variables of a tree jinja2's compiler refuses (a template with syntax errors, read
+ * by the recovering parse): its own analysis when it runs on the tree, else every name loaded that
+ * is no global and that no `set`, macro or import of the template defines (loop targets and
+ * other bindings are left to the walk in variableUses).
+ */
+export function undeclaredOf(body: Stmt[]): Set<string> {
+  try {
+    return undeclaredVariables({ body, ann: annotate(body).ann });
+  } catch {
+    const loads = new Set<string>();
+    const defined = new Set<string>();
+    const visit = (n: Node): void => {
+      if (n.k === 'Name') {
+        if (n.ctx === 'load' && !GLOBALS.has(n.name)) loads.add(n.name);
+        return;
+      }
+      if (n.k === 'Assign' || n.k === 'AssignBlock') for (const t of targets(n.target)) defined.add(t);
+      else if (n.k === 'Macro') defined.add(n.name);
+      else if (n.k === 'Import') defined.add(n.target);
+      else if (n.k === 'FromImport') for (const [, as] of n.names) defined.add(as);
+      for (const c of childrenOf(n)) visit(c);
+    };
+    for (const s of body) visit(s);
+    for (const d of defined) loads.delete(d);
+    return loads;
+  }
 }
 
 /** One load of a context variable in the tree. */
@@ -75,6 +104,13 @@ export interface TemplateVariables {
 export function templateVariables(body: string): TemplateVariables {
   const unit = compileTemplate('\u0000uses', body);
   const names = undeclaredVariables(unit);
+  const uses = variableUses(unit.body, names);
+  const order = [...names].sort((a, b) => firstAt(uses, a) - firstAt(uses, b));
+  return { names: order, uses };
+}
+
+/** Where each of `names` (a template's undeclared variables) is loaded in the tree, in source order of the walk. */
+export function variableUses(body: Stmt[], names: ReadonlySet<string>): VariableUse[] {
   const uses: VariableUse[] = [];
   // Loads are found by walking the tree; a name is a context variable at a load only where no
   // enclosing construct binds it (a loop target, a macro argument, a set, a with).
@@ -157,9 +193,8 @@ export function templateVariables(body: string): TemplateVariables {
       cur = cur.node;
     }
   };
-  for (const s of unit.body) walk(s, new Set(), 'var');
-  const order = [...names].sort((a, b) => firstAt(uses, a) - firstAt(uses, b));
-  return { names: order, uses };
+  for (const s of body) walk(s, new Set(), 'var');
+  return uses;
 }
 
 function firstAt(uses: readonly VariableUse[], name: string): number {

@@ -3,8 +3,10 @@
  * enabled in Prompty's environment, so `do`, `break`, `continue`, `trans` are unknown tags (syntax
  * errors) exactly as in Jinja2.
  */
+import { BoundedCache } from '../../cache';
 import type { Span } from '../../types';
-import { OPERATOR_TEXT, syntaxError, type TokType, type Token } from './lexer';
+import { OPERATOR_TEXT, syntaxError, tokenize, type LexIssue, type TokType, type Token } from './lexer';
+import { LimitError } from './values';
 
 export type Expr =
   | { k: 'Name'; span: Span; name: string; ctx: 'load' | 'store' | 'param' }
@@ -78,11 +80,50 @@ function describe(t: Token): string {
 
 const TOKEN_EXPRS = new Map<string, [string, string | null]>();
 
+/**
+ * What the recovering parse stepped over (the editor's view; jinja2 itself stops at the first):
+ * `syntax` is jinja2's own error at its span; the others are the structural mistakes an editor
+ * names in its own words — an opener never closed (`unclosed`, at the opener, `closer` the tag
+ * that is missing), one cut short by an outer block's closer (`cut`, `at` that closer), a closer
+ * or middle tag with no block to belong to (`stray`, `outside-if`, `outside-block`), a loop head
+ * that does not read `for x in y` (`for-head`), blocks nested beyond what is read (`limit`).
+ */
+export interface ParseIssue {
+  kind: 'syntax' | 'unclosed' | 'cut' | 'stray' | 'outside-if' | 'outside-block' | 'for-head' | 'limit';
+  span: Span;
+  error: Error;
+  closer?: string;
+  at?: Span;
+}
+
+/** Block nesting the recovering parse follows; deeper openers are skipped (their closers then stray). */
+const MAX_RECOVER_DEPTH = 200;
+
+const BLOCK_OPENERS = new Set(['for', 'if', 'block', 'macro', 'call', 'filter', 'set', 'with', 'autoescape']);
+
 export class Parser {
   private i = 0;
   private readonly endTokenStack: string[][] = [];
+  /** Head spans of the blocks whose bodies are being read, beside endTokenStack (recovering parse). */
+  private readonly heads: Span[] = [];
+  /** Set when an outer block's closer ended the inner blocks: every level returns up to that block. */
+  private cut = false;
+  /** The kind of the structural mistake the next `fail` reports (recovering parse). */
+  private failKind: ParseIssue['kind'] = 'syntax';
+  /** `{{ … }}` tag spans of printed expressions. */
+  readonly tagSpans = new WeakMap<object, Span>();
+  /** Spans of block closers (`{% endfor %}`), and of the `{% elif … %}` heads. */
+  readonly closeSpans = new WeakMap<object, Span>();
+  readonly elifHeads = new WeakMap<object, Span>();
 
-  constructor(private readonly toks: Token[]) {}
+  /**
+   * @param issues Given, the parse recovers (for the editor): each problem is recorded there and
+   *   the parse goes on. Without it the first error is thrown, as jinja2 does.
+   */
+  constructor(
+    private readonly toks: Token[],
+    private readonly issues?: ParseIssue[],
+  ) {}
 
   private get cur(): Token {
     return this.toks[this.i];
@@ -118,6 +159,30 @@ export class Parser {
   private fail(msg: string, t: Token = this.cur): never {
     throw syntaxError(msg, t.start, Math.max(t.end, t.start + 1));
   }
+
+  /** Records an error of the recovering parse and skips to the end of the tag it is in. */
+  private recover(err: unknown, closer: 'block_end' | 'variable_end', tagStart: number): void {
+    if (!(err instanceof Error)) throw err;
+    const kind = err instanceof RangeError ? 'limit' : this.failKind;
+    this.failKind = 'syntax';
+    const at = (err as { span?: Span }).span ?? { start: tagStart, end: this.cur.end };
+    this.skipTag(closer);
+    this.issues!.push({ kind, span: kind === 'syntax' || kind === 'limit' ? at : { start: tagStart, end: this.toks[this.i - 1]?.end ?? at.end }, error: err });
+  }
+
+  /** Moves past the end of the current tag (or to the next tag when it has none). */
+  private skipTag(closer: 'block_end' | 'variable_end'): void {
+    while (this.ct() !== 'eof' && this.ct() !== closer && this.ct() !== 'block_begin' && this.ct() !== 'variable_begin' && this.ct() !== 'data') this.next();
+    if (this.ct() === closer) this.next();
+  }
+
+  /** The span of the tag whose `{%` is at token index `j`, through its `%}`. */
+  private tagAt(j: number): Span {
+    let k = j;
+    while (k < this.toks.length - 1 && this.toks[k].type !== 'block_end' && (k === j || this.toks[k].type !== 'block_begin')) k++;
+    const last = this.toks[k].type === 'block_end' ? this.toks[k] : this.toks[Math.max(j, k - 1)];
+    return { start: this.toks[j].start, end: last.end };
+  }
   private expect(expr: string): Token {
     if (!this.test(this.cur, expr)) {
       const c = expr.indexOf(':');
@@ -145,7 +210,7 @@ export class Parser {
     return this.subparse(null);
   }
 
-  private subparse(endTokens: string[] | null): Stmt[] {
+  private subparse(endTokens: string[] | null, head?: Span): Stmt[] {
     const body: Stmt[] = [];
     let data: (Expr | { k: 'Data'; span: Span; data: string })[] = [];
     const flush = (): void => {
@@ -154,7 +219,10 @@ export class Parser {
         data = [];
       }
     };
-    if (endTokens) this.endTokenStack.push(endTokens);
+    if (endTokens) {
+      this.endTokenStack.push(endTokens);
+      this.heads.push(head ?? { start: 0, end: 0 });
+    }
     try {
       while (this.ct() !== 'eof') {
         const t = this.cur;
@@ -162,25 +230,103 @@ export class Parser {
           data.push({ k: 'Data', span: { start: t.start, end: t.end }, data: String(t.value) });
           this.next();
         } else if (t.type === 'variable_begin') {
-          this.next();
-          data.push(this.parseTuple({ withCondexpr: true }));
-          this.expect('variable_end');
+          if (!this.issues) {
+            this.next();
+            const e = this.parseTuple({ withCondexpr: true });
+            const end = this.expect('variable_end');
+            this.tagSpans.set(e, { start: t.start, end: end.end });
+            data.push(e);
+            continue;
+          }
+          try {
+            this.next();
+            const e = this.parseTuple({ withCondexpr: true });
+            const end = this.expect('variable_end');
+            this.tagSpans.set(e, { start: t.start, end: end.end });
+            data.push(e);
+          } catch (err) {
+            this.recover(err, 'variable_end', t.start);
+          }
         } else if (t.type === 'block_begin') {
           flush();
+          const at = this.i;
           this.next();
           if (endTokens && endTokens.some((e) => this.test(this.cur, e))) return body;
-          const rv = this.parseStatement(t);
-          const before = this.toks[this.i - 1];
-          const end = this.expect('block_end');
-          if (before && rv.span.end === before.end) rv.span = { start: rv.span.start, end: end.end };
+          if (!this.issues) {
+            const rv = this.parseStatement(t);
+            const before = this.toks[this.i - 1];
+            const end = this.expect('block_end');
+            if (before && rv.span.end === before.end) rv.span = { start: rv.span.start, end: end.end };
+            body.push(rv);
+            continue;
+          }
+          if (this.closesOuter(at)) return body;
+          if (this.endTokenStack.length >= MAX_RECOVER_DEPTH && this.ct() === 'name' && BLOCK_OPENERS.has(String(this.cur.value))) {
+            const span = this.tagAt(at);
+            this.skipTag('block_end');
+            this.issues.push({ kind: 'limit', span, error: syntaxError('blocks nested too deeply', span.start, span.end) });
+            continue;
+          }
+          let rv: Stmt;
+          try {
+            rv = this.parseStatement(t);
+          } catch (err) {
+            this.recover(err, 'block_end', t.start);
+            continue;
+          }
           body.push(rv);
+          if (this.cut) {
+            // An outer closer ended this block: the level it belongs to takes it.
+            if (endTokens && endTokens.some((e) => this.test(this.cur, e))) this.cut = false;
+            return body;
+          }
+          if (this.ct() === 'eof') break;
+          const before = this.toks[this.i - 1];
+          try {
+            const end = this.expect('block_end');
+            if (before && rv.span.end === before.end) rv.span = { start: rv.span.start, end: end.end };
+          } catch (err) {
+            this.recover(err, 'block_end', t.start);
+          }
         } else throw syntaxError('internal parsing error', t.start);
       }
       flush();
     } finally {
-      if (endTokens) this.endTokenStack.pop();
+      if (endTokens) {
+        this.endTokenStack.pop();
+        this.heads.pop();
+      }
     }
     return body;
+  }
+
+  /**
+   * Recovering parse, at a tag name: when it closes (or continues) a block outside the innermost
+   * one (`{% for %}{% if %}…{% endfor %}`), the blocks inside are reported as not closed and every
+   * level returns up to that block, which then reads the tag as its own.
+   */
+  private closesOuter(at: number): boolean {
+    const stack = this.endTokenStack;
+    let level = -1;
+    for (let k = stack.length - 2; k >= 0 && level < 0; k--) if (stack[k].some((e) => this.test(this.cur, e))) level = k;
+    if (level < 0) return false;
+    const tag = this.tagAt(at);
+    for (let k = stack.length - 1; k > level; k--) {
+      this.issues!.push({ kind: 'cut', span: this.heads[k], at: tag, closer: closerOf(stack[k]), error: syntaxError(`Encountered unknown tag '${String(this.cur.value)}'.`, this.cur.start, this.cur.end) });
+    }
+    this.cut = true;
+    this.cutAt = tag;
+    return true;
+  }
+
+  /** Where the closer that cut the open blocks short stands. */
+  private cutAt: Span | undefined;
+
+  /** A block ended early ends where its reading stopped: at the cutting closer, or at the end of the template. */
+  private stop<T extends object>(node: T): T {
+    const at = this.cut && this.cutAt ? this.cutAt.start : this.cur.start;
+    if (!this.closeSpans.has(node)) this.closeSpans.set(node, { start: at, end: at });
+    return node;
   }
 
   private parseStatement(begin: Token): Stmt {
@@ -223,7 +369,7 @@ export class Parser {
           this.next();
           const value = this.parseExpression();
           const head = this.head(begin);
-          const body = this.parseStatements(['name:endautoescape'], true);
+          const body = this.parseStatements(['name:endautoescape'], true, head);
           return { k: 'Autoescape', value, body, span: head };
         }
       }
@@ -234,6 +380,7 @@ export class Parser {
     const expected = new Set<string>();
     for (const exprs of this.endTokenStack) for (const e of exprs) expected.add(e.split(':').pop()!);
     let msg = `Encountered unknown tag '${v}'.`;
+    this.failKind = v.startsWith('end') ? 'stray' : v === 'else' ? 'outside-block' : v === 'elif' ? 'outside-if' : 'syntax';
     if (this.endTokenStack.length) {
       const looking = this.endTokenStack[this.endTokenStack.length - 1].map((e) => `'${e.split(':').pop()}'`).join(' or ');
       msg += expected.has(v) ? ` You probably made a nesting mistake. Jinja is expecting this tag, but currently looking for ${looking}.` : ` Jinja was looking for the following tags: ${looking}.`;
@@ -241,16 +388,73 @@ export class Parser {
     this.fail(msg, t);
   }
 
-  private parseStatements(endTokens: string[], dropNeedle = false): Stmt[] {
-    this.skipIf('colon');
-    this.expect('block_end');
-    const result = this.subparse(endTokens);
+  /**
+   * A block's body up to one of `endTokens`. `head` is the span of the block's opening tag (the
+   * recovering parse reports an unclosed block there and closes it at the end of the template).
+   */
+  private parseStatements(endTokens: string[], dropNeedle = false, head?: Span): Stmt[] {
+    if (this.issues) {
+      try {
+        this.skipIf('colon');
+        this.expect('block_end');
+      } catch (err) {
+        this.recover(err, 'block_end', head?.start ?? this.cur.start);
+      }
+    } else {
+      this.skipIf('colon');
+      this.expect('block_end');
+    }
+    const result = this.subparse(endTokens, head);
+    if (this.cut) return result;
     if (this.ct() === 'eof') {
       const looking = endTokens.map((e) => `'${e.split(':').pop()}'`).join(' or ');
+      if (this.issues) {
+        const t = this.cur;
+        this.issues.push({ kind: 'unclosed', span: head ?? { start: t.start, end: t.end }, closer: closerOf(endTokens), error: syntaxError(`Unexpected end of template. Jinja was looking for the following tags: ${looking}.`, t.start, Math.max(t.end, t.start + 1)) });
+        return result;
+      }
       this.fail(`Unexpected end of template. Jinja was looking for the following tags: ${looking}.`);
     }
-    if (dropNeedle) this.next();
+    if (dropNeedle) this.closeTag();
     return result;
+  }
+
+  /** True when the block being read ended early (cut by an outer closer, or the template ended). */
+  private get stopped(): boolean {
+    return this.cut || this.ct() === 'eof';
+  }
+
+  /** Moves past a block's closing name, noting the span of its tag. */
+  private closeTag(owner?: object): Token {
+    const begin = this.toks[this.i - 1];
+    const t = this.next();
+    if (owner) this.closeSpans.set(owner, this.tagAt(begin.type === 'block_begin' ? this.i - 2 : this.i - 1));
+    this.lastClose = begin.type === 'block_begin' ? this.tagAt(this.i - 2) : undefined;
+    return t;
+  }
+  private lastClose: Span | undefined;
+
+  /** Runs a part of a tag head; in the recovering parse an error is recorded and the rest of the head skipped. */
+  private headPart<T>(part: () => T, fallback: () => T, tagStart: number, kind: ParseIssue['kind'] = 'syntax'): T {
+    if (!this.issues) return part();
+    try {
+      return part();
+    } catch (err) {
+      if (!(err instanceof Error)) throw err;
+      this.failKind = kind;
+      const at = (err as { span?: Span }).span;
+      const from = this.i;
+      this.recoverHead();
+      const span = kind === 'syntax' ? (at ?? { start: tagStart, end: this.cur.end }) : { start: tagStart, end: this.cur.type === 'block_end' ? this.cur.end : this.toks[Math.max(from, this.i - 1)].end };
+      this.issues.push({ kind: err instanceof RangeError ? 'limit' : kind, span, error: err });
+      this.failKind = 'syntax';
+      return fallback();
+    }
+  }
+
+  /** Skips to the `%}` of the current head, leaving it to be read. */
+  private recoverHead(): void {
+    while (this.ct() !== 'eof' && this.ct() !== 'block_end' && this.ct() !== 'block_begin' && this.ct() !== 'variable_begin' && this.ct() !== 'data') this.next();
   }
 
   private parseSet(begin: Token): Stmt {
@@ -262,41 +466,64 @@ export class Parser {
     }
     const filter = this.parseFilter(null);
     const head = this.head(begin);
-    const body = this.parseStatements(['name:endset'], true);
+    const body = this.parseStatements(['name:endset'], true, head);
     return { k: 'AssignBlock', target, body, filter, span: head };
   }
 
   private parseFor(begin: Token): Stmt {
     this.expect('name:for');
-    const target = this.parseAssignTarget({ extraEndRules: ['name:in'] });
-    this.expect('name:in');
-    const iter = this.parseTuple({ withCondexpr: false, extraEndRules: ['name:recursive'] });
-    let test: Expr | null = null;
-    if (this.skipIf('name:if')) test = this.parseExpression();
-    const recursive = this.skipIf('name:recursive');
+    const none = (): Expr => ({ k: 'Tuple', items: [], ctx: 'store', span: { start: begin.start, end: begin.start } });
+    const { target, iter, test, recursive } = this.headPart(
+      () => {
+        const target = this.parseAssignTarget({ extraEndRules: ['name:in'] });
+        this.expect('name:in');
+        const iter = this.parseTuple({ withCondexpr: false, extraEndRules: ['name:recursive'] });
+        let test: Expr | null = null;
+        if (this.skipIf('name:if')) test = this.parseExpression();
+        const recursive = this.skipIf('name:recursive');
+        return { target, iter, test, recursive };
+      },
+      () => ({ target: none(), iter: { k: 'Const', value: null, span: { start: begin.start, end: begin.start } } as Expr, test: null, recursive: false }),
+      begin.start,
+      'for-head',
+    );
     const head = this.head(begin);
-    const body = this.parseStatements(['name:endfor', 'name:else']);
-    let else_: Stmt[] = [];
-    if (this.next().value !== 'endfor') else_ = this.parseStatements(['name:endfor'], true);
-    return { k: 'For', target, iter, body, else_, test, recursive, span: head };
+    const node: Extract<Stmt, { k: 'For' }> = { k: 'For', target, iter, body: [], else_: [], test, recursive, span: head };
+    node.body = this.parseStatements(['name:endfor', 'name:else'], false, head);
+    if (this.stopped) return this.stop(node);
+    if (this.closeTag(node).value !== 'endfor') {
+      node.else_ = this.parseStatements(['name:endfor'], true, head);
+      if (this.stopped) return this.stop(node);
+      if (this.lastClose) this.closeSpans.set(node, this.lastClose);
+    }
+    return node;
   }
 
   private parseIf(begin: Token): Stmt {
     this.expect('name:if');
-    const test = this.parseTuple({ withCondexpr: false });
+    const placeholder = (): Expr => ({ k: 'Const', value: null, span: { start: begin.start, end: begin.start } });
+    const test = this.headPart(() => this.parseTuple({ withCondexpr: false }), placeholder, begin.start);
     const head = this.head(begin);
     const node: IfStmt = { k: 'If', test, body: [], elif_: [], else_: [], span: head };
-    node.body = this.parseStatements(['name:elif', 'name:else', 'name:endif']);
+    node.body = this.parseStatements(['name:elif', 'name:else', 'name:endif'], false, head);
     for (;;) {
-      const tok = this.next();
+      if (this.stopped) return this.stop(node);
+      const tok = this.closeTag(node);
       if (this.test(tok, 'name:elif')) {
-        const t2 = this.parseTuple({ withCondexpr: false });
+        const elifBegin = this.toks[this.i - 2];
+        const t2 = this.headPart(() => this.parseTuple({ withCondexpr: false }), placeholder, tok.start);
         const span = { start: tok.start, end: this.span(tok).end };
-        const b = this.parseStatements(['name:elif', 'name:else', 'name:endif']);
-        node.elif_.push({ k: 'If', test: t2, body: b, elif_: [], else_: [], span });
+        const elif: IfStmt = { k: 'If', test: t2, body: [], elif_: [], else_: [], span };
+        this.elifHeads.set(elif, this.head(elifBegin));
+        elif.body = this.parseStatements(['name:elif', 'name:else', 'name:endif'], false, head);
+        node.elif_.push(elif);
         continue;
       }
-      if (this.test(tok, 'name:else')) node.else_ = this.parseStatements(['name:endif'], true);
+      if (this.test(tok, 'name:else')) {
+        node.else_ = this.parseStatements(['name:endif'], true, head);
+        if (this.stopped) return this.stop(node);
+        if (this.lastClose) this.closeSpans.set(node, this.lastClose);
+      }
       break;
     }
     return node;
@@ -315,7 +542,7 @@ export class Parser {
       values.push(this.parseExpression());
     }
     const head = this.head(begin);
-    const body = this.parseStatements(['name:endwith'], true);
+    const body = this.parseStatements(['name:endwith'], true, head);
     return { k: 'With', targets, values, body, span: head };
   }
 
@@ -326,7 +553,8 @@ export class Parser {
     const required = this.skipIf('name:required');
     if (this.ct() === 'sub') this.fail('Block names in Jinja have to be valid Python identifiers and may not contain hyphens, use an underscore instead.');
     const head = this.head(begin);
-    const body = this.parseStatements(['name:endblock'], true);
+    const body = this.parseStatements(['name:endblock'], true, head);
+    if (this.stopped) return { k: 'Block', name, body, scoped, required, span: head };
     if (required) {
       for (const b of body) {
         if (b.k !== 'Output' || b.nodes.some((x) => x.k !== 'Data' || !/^[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/.test(x.data))) this.fail('Required blocks can only contain comments or whitespace');
@@ -419,7 +647,7 @@ export class Parser {
     const call = this.parseExpression();
     if (call.k !== 'Call') throw syntaxError('expected call', begin.start, begin.end);
     const head = this.head(begin);
-    const body = this.parseStatements(['name:endcall'], true);
+    const body = this.parseStatements(['name:endcall'], true, head);
     return { k: 'CallBlock', call, ...sig, body, span: head };
   }
 
@@ -427,7 +655,7 @@ export class Parser {
     this.next();
     const filter = this.parseFilter(null, true)!;
     const head = this.head(begin);
-    const body = this.parseStatements(['name:endfilter'], true);
+    const body = this.parseStatements(['name:endfilter'], true, head);
     return { k: 'FilterBlock', filter, body, span: head };
   }
 
@@ -436,7 +664,7 @@ export class Parser {
     const name = String(this.expect('name').value);
     const sig = this.parseSignature();
     const head = this.head(begin);
-    const body = this.parseStatements(['name:endmacro'], true);
+    const body = this.parseStatements(['name:endmacro'], true, head);
     return { k: 'Macro', name, ...sig, body, span: head };
   }
 
@@ -822,4 +1050,62 @@ function canAssign(e: Expr): boolean {
   if (e.k === 'NSRef') return true;
   if (e.k === 'Tuple') return e.items.every(canAssign);
   return false;
+}
+
+/** The tag that closes a block, as the editor suggests it (`{% endfor %}`). */
+function closerOf(endTokens: string[]): string {
+  const end = endTokens.map((e) => e.split(':').pop() ?? '').find((e) => e.startsWith('end')) ?? endTokens[0];
+  return `{% ${end} %}`;
+}
+
+/** One parse of a (normalized) Jinja template: the tree, and what the editor needs to locate in it. */
+export interface JinjaParse {
+  body: Stmt[];
+  /** Length of the parsed text. */
+  end: number;
+  /** What the strict parse throws (jinja2's first error); undefined when the template parses. */
+  error?: Error;
+  /** The recovering parse's problems, in source order; empty when the template parses. */
+  lexIssues: LexIssue[];
+  issues: ParseIssue[];
+  tagSpans: WeakMap<object, Span>;
+  closeSpans: WeakMap<object, Span>;
+  elifHeads: WeakMap<object, Span>;
+}
+
+/**
+ * Parses by source text, shared by the renderer (interpreter.compileTemplate) and the editor's
+ * analysis (language/prompty/jinjaBody.ts), so a body is parsed once per text.
+ */
+const parses = new BoundedCache<string, JinjaParse>(256, 16 * 1024 * 1024);
+
+/**
+ * Parses a template already normalized by normalizeTemplate. A template jinja2 accepts is parsed
+ * once, strictly. One it refuses keeps the strict parse's first error (what rendering reports, as
+ * jinja2 does) and gets its tree from a second, recovering parse that records every problem.
+ */
+export function parseJinja(text: string): JinjaParse {
+  const hit = parses.get(text);
+  if (hit) return hit;
+  let result: JinjaParse;
+  try {
+    const p = new Parser(tokenize(text));
+    result = { body: p.parse(), end: text.length, lexIssues: [], issues: [], tagSpans: p.tagSpans, closeSpans: p.closeSpans, elifHeads: p.elifHeads };
+  } catch (e) {
+    const error = e instanceof RangeError ? new LimitError('the template nests deeper than the parser can follow') : e;
+    if (!(error instanceof Error)) throw e;
+    const lexIssues: LexIssue[] = [];
+    const issues: ParseIssue[] = [];
+    const p = new Parser(tokenize(text, lexIssues), issues);
+    let body: Stmt[] = [];
+    try {
+      body = p.parse();
+    } catch (inner) {
+      // Recovery gave up (a bug or an exhausted stack): the strict error still locates the problem.
+      if (!(inner instanceof Error)) throw inner;
+    }
+    result = { body, end: text.length, error, lexIssues, issues, tagSpans: p.tagSpans, closeSpans: p.closeSpans, elifHeads: p.elifHeads };
+  }
+  parses.set(text, result, text.length);
+  return result;
 }

@@ -76,7 +76,9 @@ export interface PromptyResult extends EngineResult {
 /** Largest `.prompty` source the engine reads. */
 export const MAX_SOURCE = 1_000_000;
 
-const MAIN = '\u0000main';
+/** The name the engine compiles a file's body under (the analysis shares its compiled unit). */
+export const PROMPTY_MAIN = '\u0000main';
+const MAIN = PROMPTY_MAIN;
 
 // ---------------------------------------------------------------------------
 // Reading the file and finding the body

@@ -17,8 +17,28 @@ export class MustacheError extends Error {
   span?: Span;
 }
 
-type TagType = 'literal' | 'comment' | 'section' | 'inverted section' | 'end' | 'partial' | 'set delimiter' | 'no escape' | 'variable';
-type Token = [TagType, string];
+export type TagType = 'literal' | 'comment' | 'section' | 'inverted section' | 'end' | 'partial' | 'set delimiter' | 'no escape' | 'variable';
+
+/** A token of chevron's tokenizer, with where it stands in the template. */
+export interface MustacheToken {
+  type: TagType;
+  /** The literal's text (standalone-line trimming applied), or the tag's key. */
+  key: string;
+  /** The literal's source, or the whole tag (`{{#docs}}`). */
+  start: number;
+  end: number;
+  /** Offset of the key inside the tag. */
+  keyStart: number;
+}
+
+/** A problem the recovering tokenizer stepped over (the editor's view; chevron stops at the first). */
+export interface MustacheIssue {
+  kind: 'unterminated' | 'stray' | 'mismatch' | 'unclosed';
+  span: Span;
+  /** The section the problem is about (`unclosed`, `mismatch`: the open one). */
+  key?: string;
+  open?: Span;
+}
 
 const TAG_TYPES: Record<string, TagType | 'set delimiter?' | 'no escape?'> = {
   '!': 'comment',
@@ -46,82 +66,135 @@ function strip(s: string): string {
   return s.slice(a, b);
 }
 
-/** `text.split(sep, 1)`: [before, after] or undefined when `sep` is absent. */
-function split1(text: string, sep: string): [string, string] | undefined {
-  const i = text.indexOf(sep);
-  return i < 0 ? undefined : [text.slice(0, i), text.slice(i + sep.length)];
+/** Leading whitespace Python's strip() removes. */
+function leading(s: string): number {
+  let a = 0;
+  while (a < s.length && isPySpaceCode(s.charCodeAt(a))) a++;
+  return a;
 }
 
-/** chevron.tokenizer.tokenize, eagerly. */
-function tokenize(source: string): Token[] {
-  const tokens: Token[] = [];
-  let template = source;
+/**
+ * chevron.tokenizer.tokenize, eagerly, over offsets of `source`. Strict (no `issues`): throws
+ * chevron's error. Recovering (`issues` given, for the editor): an unterminated tag reads as text,
+ * a stray or mismatched closer is skipped, a section left open is closed at the end, each recorded.
+ */
+export function tokenizeMustache(source: string, issues?: MustacheIssue[]): MustacheToken[] {
+  const tokens: MustacheToken[] = [];
+  const n = source.length;
+  let pos = 0;
   let isStandalone = true;
-  const open: string[] = [];
+  const open: Array<{ key: string; span: Span }> = [];
   let lDel = '{{';
   let rDel = '}}';
-  while (template) {
+  // Text an unterminated tag left to read as text joins the next literal.
+  let carry = -1;
+  while (pos < n) {
     // grab_literal
-    let literal: string;
-    const cut = split1(template, lDel);
-    if (cut) [literal, template] = cut;
-    else {
-      literal = template;
-      template = '';
-    }
-    if (!template) {
-      tokens.push(['literal', literal]);
+    const litStart = carry >= 0 ? carry : pos;
+    carry = -1;
+    const k = source.indexOf(lDel, pos);
+    if (k < 0 || k + lDel.length >= n) {
+      const end = k < 0 ? n : k;
+      tokens.push({ type: 'literal', key: source.slice(litStart, end), start: litStart, end, keyStart: litStart });
       break;
     }
+    let literal = source.slice(litStart, k);
+    const tagStart = k;
     // l_sa_check
     if (literal.includes('\n') || isStandalone) {
       const padding = literal.split('\n').pop() ?? '';
       isStandalone = isSpace(padding) || padding === '';
     } else isStandalone = false;
     // parse_tag
-    const tagCut = split1(template, rDel);
-    if (!tagCut) throw new MustacheError('unclosed tag');
-    let tag = tagCut[0];
-    template = tagCut[1];
+    const r = source.indexOf(rDel, k + lDel.length);
+    if (r < 0) {
+      if (!issues) throw new MustacheError('unclosed tag');
+      const nl = source.indexOf('\n', k);
+      issues.push({ kind: 'unterminated', span: { start: k, end: Math.max(k + lDel.length, nl < 0 ? n : nl) } });
+      carry = litStart;
+      pos = k + lDel.length;
+      isStandalone = false;
+      continue;
+    }
+    let tag = source.slice(k + lDel.length, r);
+    let keyStart = k + lDel.length;
+    pos = r + rDel.length;
     let type: TagType | 'set delimiter?' | 'no escape?' = TAG_TYPES[tag[0] ?? ''] ?? 'variable';
     if (tag === '') type = 'variable';
-    if (type !== 'variable') tag = tag.slice(1);
+    if (type !== 'variable') {
+      tag = tag.slice(1);
+      keyStart++;
+    }
     if (type === 'set delimiter?') {
       if (tag.endsWith('=')) {
         type = 'set delimiter';
         tag = tag.slice(0, -1);
-      } else throw new MustacheError('unclosed set delimiter tag');
-    } else if (type === 'no escape?' && lDel === '{{' && rDel === '}}' && template.startsWith('}')) {
-      template = template.slice(1);
+      } else {
+        if (!issues) throw new MustacheError('unclosed set delimiter tag');
+        issues.push({ kind: 'unterminated', span: { start: k, end: pos } });
+        continue;
+      }
+    } else if (type === 'no escape?' && lDel === '{{' && rDel === '}}' && source.startsWith('}', pos)) {
+      pos++;
       type = 'no escape';
     }
     const key = strip(tag);
+    keyStart += leading(tag);
+    const span = { start: tagStart, end: pos };
     if (type === 'set delimiter') {
       const dels = strip(key).split(' ');
-      lDel = dels[0];
-      rDel = dels[dels.length - 1];
-      if (!lDel || !rDel) throw new Unsupported('an empty mustache delimiter');
-    } else if (type === 'section' || type === 'inverted section') open.push(key);
+      if (!dels[0] || !dels[dels.length - 1]) {
+        if (!issues) throw new Unsupported('an empty mustache delimiter');
+      } else {
+        lDel = dels[0];
+        rDel = dels[dels.length - 1];
+      }
+    } else if (type === 'section' || type === 'inverted section') open.push({ key, span });
     else if (type === 'end') {
-      const last = open.pop();
-      if (last === undefined) throw new MustacheError(`Trying to close tag "${key}"\nLooks like it was not opened.`);
-      if (key !== last) throw new MustacheError(`Trying to close tag "${key}"\nlast open tag is "${last}"`);
+      const last = open[open.length - 1];
+      if (last === undefined) {
+        if (!issues) throw new MustacheError(`Trying to close tag "${key}"\nLooks like it was not opened.`);
+        issues.push({ kind: 'stray', span });
+        type = 'comment';
+      } else if (key !== last.key) {
+        if (!issues) throw new MustacheError(`Trying to close tag "${key}"\nlast open tag is "${last.key}"`);
+        // The closer of an outer section closes the ones inside; any other is skipped.
+        const at = open.map((o) => o.key).lastIndexOf(key);
+        if (at < 0) {
+          issues.push({ kind: 'stray', span });
+          type = 'comment';
+        } else {
+          for (let j = open.length - 1; j > at; j--) {
+            issues.push({ kind: 'mismatch', span: open[j].span, key: open[j].key, open: span });
+            tokens.push({ type: 'end', key: open[j].key, start: tagStart, end: tagStart, keyStart: tagStart });
+          }
+          open.length = at + 1;
+          open.pop();
+        }
+      } else open.pop();
     }
     // r_sa_check
     if (isStandalone && type !== 'variable' && type !== 'no escape') {
-      const first = template.split('\n', 1)[0];
+      const nl = source.indexOf('\n', pos);
+      const first = source.slice(pos, nl < 0 ? n : nl);
       isStandalone = isSpace(first) || !first;
     } else isStandalone = false;
     if (isStandalone) {
-      const nl = template.indexOf('\n');
-      template = nl < 0 ? template : template.slice(nl + 1);
+      const nl = source.indexOf('\n', pos);
+      if (nl >= 0) pos = nl + 1;
       if (type !== 'partial') literal = literal.replace(/ +$/, '');
     }
-    if (literal !== '') tokens.push(['literal', literal]);
+    if (literal !== '') tokens.push({ type: 'literal', key: literal, start: litStart, end: tagStart, keyStart: litStart });
     // chevron yields a `{` tag without its third brace too, and then renders nothing for it.
-    if (type !== 'comment' && type !== 'set delimiter' && type !== 'no escape?') tokens.push([type, key]);
+    if (type !== 'comment' && type !== 'set delimiter' && type !== 'no escape?') tokens.push({ type, key, start: tagStart, end: pos, keyStart });
   }
-  if (open.length) throw new MustacheError(`Unexpected EOF\nthe tag "${open[open.length - 1]}" was never closed`);
+  if (open.length) {
+    if (!issues) throw new MustacheError(`Unexpected EOF\nthe tag "${open[open.length - 1].key}" was never closed`);
+    for (let j = open.length - 1; j >= 0; j--) {
+      issues.push({ kind: 'unclosed', span: open[j].span, key: open[j].key });
+      tokens.push({ type: 'end', key: open[j].key, start: n, end: n, keyStart: n });
+    }
+  }
   return tokens;
 }
 
@@ -193,11 +266,11 @@ function htmlEscape(s: string): string {
 const MAX_OUTPUT = 20_000_000;
 const MAX_STEPS = 5_000_000;
 
-function render(tokens: Token[], scopes: Scope[], budget: { steps: number }): string {
+function render(tokens: MustacheToken[], scopes: Scope[], budget: { steps: number }): string {
   let output = '';
   let i = 0;
   while (i < tokens.length) {
-    const [tag, key] = tokens[i++];
+    const { type: tag, key } = tokens[i++];
     if (++budget.steps > MAX_STEPS) throw new Unsupported(`a mustache template that takes more than ${MAX_STEPS} steps`);
     const current = scopes[0];
     if (tag === 'end') scopes.shift();
@@ -213,12 +286,12 @@ function render(tokens: Token[], scopes: Scope[], budget: { steps: number }): st
       const scope = getKey(key, scopes);
       if (Array.isArray(scope) || scope instanceof PyTuple) {
         // The tokens up to the matching end tag (nested sections of the same key counted).
-        const inner: Token[] = [];
+        const inner: MustacheToken[] = [];
         let same = 0;
         while (i < tokens.length) {
           const t = tokens[i++];
-          if (t[0] === 'section' && t[1] === key) same++;
-          if (t[0] === 'end' && t[1] === key) {
+          if (t.type === 'section' && t.key === key) same++;
+          if (t.type === 'end' && t.key === key) {
             same--;
             if (same < 0) break;
           }
@@ -235,6 +308,6 @@ function render(tokens: Token[], scopes: Scope[], budget: { steps: number }): st
 
 /** chevron.render(template, data) as the Prompty line's renderer calls it. */
 export function renderMustache(template: string, data: Record<string, unknown>, _dialect: MustacheDialect): string {
-  const tokens = tokenize(template);
+  const tokens = tokenizeMustache(template);
   return render(tokens, [fromJs(data ?? {})], { steps: 0 });
 }

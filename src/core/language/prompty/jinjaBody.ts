@@ -1,0 +1,378 @@
+/**
+ * A Jinja `.prompty` body as the editor sees it, from the engine's own tree (jinja/parser.ts
+ * parseJinja, the parse the renderer compiles): the messages (role lines as the runtime line reads
+ * them), their node trees, the slot uses (jinja2's find_undeclared, jinja/meta.ts) and located
+ * findings for what jinja2 refuses. A broken body still gets its tree from the recovering parse:
+ * an unterminated tag reads as text, an unclosed block closes at the end, a stray closer is
+ * skipped, each reported at its exact span.
+ */
+import { finding } from '../../rules/registry';
+import type { Finding, Span, TemplateNode } from '../../types';
+import { compileTemplate } from '../jinja/interpreter';
+import { normalizeTemplate } from '../jinja/lexer';
+import { undeclaredOf, undeclaredVariables, variableUses } from '../jinja/meta';
+import { parseJinja, type Expr, type IfStmt, type JinjaParse, type ParseIssue, type Stmt } from '../jinja/parser';
+import { LimitError, Unsupported } from '../jinja/values';
+import type { BodyResult, EachNode, RawUse } from '../shared';
+import { DEPTH_MESSAGE, MAX_BLOCK_DEPTH, isHistoryLoop, quoteTag, roleLinePattern, splitRoles, toMessages, type Item } from './body';
+import { PROMPTY_MAIN, type PromptyLine } from './engine';
+
+type IfNode = Extract<TemplateNode, { type: 'if' }>;
+type ForStmt = Extract<Stmt, { k: 'For' }>;
+
+/** Offsets of the normalised body (\r\n → \n, as Jinja reads it) back to offsets in the template text. */
+function sourceOffsets(text: string, bodyStart: number): (offset: number) => number {
+  const collapsed: number[] = [];
+  let n = 0;
+  for (let i = bodyStart; i < text.length; i++) {
+    if (text.charCodeAt(i) === 13 && text.charCodeAt(i + 1) === 10) {
+      collapsed.push(i - bodyStart - n);
+      n++;
+      i++;
+    }
+  }
+  return (offset: number) => {
+    let lo = 0;
+    let hi = collapsed.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (collapsed[mid] < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return Math.min(text.length, bodyStart + offset + lo);
+  };
+}
+
+/** A reference in an expression: a name with the attribute / constant-key chain read from it. */
+interface Ref {
+  path: string[];
+  span: Span;
+}
+
+/** The chain `a.b["c"]` as a path, or undefined when the expression is no such chain. */
+function chainOf(e: Expr): Ref | undefined {
+  const path: string[] = [];
+  let cur: Expr = e;
+  for (;;) {
+    if (cur.k === 'Getattr') path.unshift(cur.attr);
+    else if (cur.k === 'Getitem' && cur.arg.k === 'Const' && typeof cur.arg.value === 'string') path.unshift(cur.arg.value);
+    else break;
+    cur = cur.node;
+  }
+  if (cur.k !== 'Name' || cur.ctx !== 'load') return undefined;
+  return { path: [cur.name, ...path], span: { start: cur.span.start, end: e.span.end } };
+}
+
+/** The first variable an expression reads, in source order (a called name and a method name are not read as values). */
+function firstRef(e: Expr): Ref | undefined {
+  let best: Ref | undefined;
+  const visit = (x: Expr): void => {
+    const chain = chainOf(x);
+    if (chain) {
+      if (!best || chain.span.start < best.span.start) best = chain;
+      return;
+    }
+    if (x.k === 'Call') {
+      if (x.node.k === 'Getattr') visit(x.node.node);
+      else if (x.node.k !== 'Name') visit(x.node);
+      for (const a of [...x.args, ...x.kwargs.map((k) => k.value), ...(x.dynArgs ? [x.dynArgs] : []), ...(x.dynKwargs ? [x.dynKwargs] : [])]) visit(a);
+      return;
+    }
+    for (const c of children(x)) visit(c);
+  };
+  visit(e);
+  return best;
+}
+
+function children(e: Expr): Expr[] {
+  switch (e.k) {
+    case 'Tuple':
+    case 'List':
+      return e.items;
+    case 'Dict':
+      return e.items.flatMap((x) => [x.key, x.value]);
+    case 'CondExpr':
+      return [e.test, e.expr1, ...(e.expr2 ? [e.expr2] : [])];
+    case 'Bin':
+      return [e.left, e.right];
+    case 'Unary':
+      return [e.node];
+    case 'Compare':
+      return [e.expr, ...e.ops.map((o) => o.expr)];
+    case 'Concat':
+      return e.nodes;
+    case 'Getattr':
+      return [e.node];
+    case 'Getitem':
+      return [e.node, e.arg];
+    case 'Slice':
+      return [e.start, e.stop, e.step].filter((x): x is Expr => !!x);
+    case 'Call':
+    case 'Filter':
+    case 'Test': {
+      const head = e.k === 'Call' ? [e.node] : e.node ? [e.node] : [];
+      return [...head, ...e.args, ...e.kwargs.map((k) => k.value), ...(e.dynArgs ? [e.dynArgs] : []), ...(e.dynKwargs ? [e.dynKwargs] : [])];
+    }
+    default:
+      return [];
+  }
+}
+
+/** The alias a loop target gives its item (`d` in `for d in docs`, `v` in `for k, v in m.items()`). */
+function aliasOf(target: Expr): string | undefined {
+  if (target.k === 'Name') return target.name;
+  if (target.k === 'Tuple') {
+    const names = target.items.filter((x): x is Extract<Expr, { k: 'Name' }> => x.k === 'Name').map((x) => x.name);
+    return names[names.length === 2 ? 1 : 0];
+  }
+  return undefined;
+}
+
+class Builder {
+  readonly findings: Finding[] = [];
+  /** Loops built from a `for`, to hand their uses the node they iterate. */
+  readonly loops: Array<{ node: EachNode; head: Span }> = [];
+  private depth = 0;
+  private depthReported = false;
+
+  constructor(
+    private readonly path: string,
+    private readonly text: string,
+    private readonly bodyStart: number,
+    private readonly parsed: JinjaParse,
+    private readonly at: (offset: number) => number,
+    private readonly roleLine: RegExp,
+  ) {}
+
+  span(s: Span): Span {
+    const start = this.at(s.start);
+    return { start, end: Math.max(start, this.at(s.end)) };
+  }
+
+  invalid(span: Span, message: string): void {
+    this.findings.push(finding('template-invalid', this.path, span, message));
+  }
+
+  /** The nodes of a statement list; `top` splits its text at role lines. */
+  list(stmts: readonly Stmt[], top: boolean, out: Item[] = []): Item[] {
+    for (const s of stmts) this.stmt(s, top, out);
+    return out;
+  }
+
+  private stmt(s: Stmt, top: boolean, out: Item[]): void {
+    switch (s.k) {
+      case 'Output':
+        for (const n of s.nodes) {
+          if (n.k === 'Data') {
+            const sp = this.span(n.span);
+            if (top) out.push(...splitRoles(this.text, this.bodyStart, sp.start, sp.end, this.roleLine, (a, b) => this.text.slice(a, b)));
+            else if (sp.end > sp.start) out.push({ type: 'text', text: this.text.slice(sp.start, sp.end), span: sp });
+          } else this.print(n, out);
+        }
+        return;
+      case 'For':
+        this.loop(s, out);
+        return;
+      case 'If':
+        this.branch(s, s, out);
+        return;
+      // What renders inside these blocks lands where they stand.
+      case 'FilterBlock':
+      case 'With':
+      case 'Block':
+      case 'Autoescape':
+        this.list(s.body, false, out);
+        return;
+      // Macros, call blocks and block sets render nothing here; sets, imports, includes show nothing we model.
+      default:
+        return;
+    }
+  }
+
+  private print(e: Expr, out: Item[]): void {
+    const tag = this.parsed.tagSpans.get(e) ?? e.span;
+    const span = this.span(tag);
+    if (e.k === 'Const' && typeof e.value === 'string') {
+      // `{{ '{{' }}` is how Jinja writes literal braces: it renders as its text.
+      out.push({ type: 'text', text: e.value, span });
+      return;
+    }
+    const ref = firstRef(e);
+    if (ref) out.push({ type: 'var', path: ref.path, span, raw: false });
+  }
+
+  /** The end of a block in the source: its closer's end, or where the parse stopped reading it. */
+  private blockEnd(s: Stmt, nodes: readonly TemplateNode[], head: Span): number {
+    const close = this.parsed.closeSpans.get(s);
+    if (!close) return this.text.length;
+    // A block closed at the end of the template ends with the text (a dropped trailing newline included).
+    if (close.end === close.start && close.start >= this.parsed.end) return this.text.length;
+    const last = nodes[nodes.length - 1];
+    return Math.max(head.end, last ? last.span.end : head.end, this.at(close.end));
+  }
+
+  /** True (and reported once) when a block would nest deeper than MAX_BLOCK_DEPTH. */
+  private tooDeep(head: Span): boolean {
+    if (this.depth < MAX_BLOCK_DEPTH) return false;
+    if (!this.depthReported) {
+      this.invalid(head, DEPTH_MESSAGE);
+      this.depthReported = true;
+    }
+    return true;
+  }
+
+  private nested(stmts: readonly Stmt[]): TemplateNode[] {
+    this.depth++;
+    try {
+      return this.list(stmts, false) as TemplateNode[];
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private loop(s: ForStmt, out: Item[]): void {
+    const head = this.span(s.span);
+    if (this.tooDeep(head)) {
+      this.list(s.body, false, out);
+      this.list(s.else_, false, out);
+      return;
+    }
+    const ref = firstRef(s.iter);
+    const node: EachNode = { type: 'each', path: ref?.path ?? [], body: [], span: { ...head }, headSpan: head };
+    const alias = aliasOf(s.target);
+    if (alias !== undefined) node.alias = alias;
+    node.body = this.nested(s.body);
+    if (s.else_.length) node.inverse = this.nested(s.else_);
+    node.span = { start: head.start, end: this.blockEnd(s, [...node.body, ...(node.inverse ?? [])], head) };
+    out.push(node);
+    this.loops.push({ node, head });
+  }
+
+  private branch(s: IfStmt, root: IfStmt, out: Item[]): void {
+    const head = this.span(s === root ? s.span : (this.parsed.elifHeads.get(s) ?? s.span));
+    if (this.tooDeep(head)) {
+      this.list(s.body, false, out);
+      for (const e of s.elif_) this.list(e.body, false, out);
+      this.list(s.else_, false, out);
+      return;
+    }
+    const ref = firstRef(s.test);
+    const negate = s.test.k === 'Unary' ? s.test.op === 'not' : /^not\b/.test(this.text.slice(this.at(s.test.span.start), this.at(s.test.span.start) + 4));
+    const node: IfNode = { type: 'if', path: ref?.path ?? [], negate, body: this.nested(s.body), span: { ...head }, headSpan: head };
+    // An elif chain nests each link in the previous one's inverse, as the renderer reads it.
+    const [elif, ...rest] = s.elif_;
+    if (elif) {
+      const link: IfStmt = { ...elif, elif_: rest, else_: s.else_ };
+      const inverse: Item[] = [];
+      this.depth++;
+      try {
+        this.branch(link, root, inverse);
+      } finally {
+        this.depth--;
+      }
+      node.inverse = inverse as TemplateNode[];
+    } else if (s.else_.length) node.inverse = this.nested(s.else_);
+    node.span = { start: head.start, end: this.blockEnd(root, [...node.body, ...(node.inverse ?? [])], head) };
+    out.push(node);
+  }
+
+  /** The recovering parse's problems as findings, worded for the editor. */
+  report(): void {
+    const quote = (s: Span) => quoteTag(this.text, s);
+    for (const i of this.parsed.lexIssues) {
+      if (i.error instanceof Unsupported || i.error instanceof LimitError) continue; // the renderer reports what it cannot reproduce
+      const span = this.span(i.span);
+      const wording = /^(Unterminated|')/.test(i.message) ? i.message.replace(/'([^']*)'/, (_m, s: string) => `'${quote({ start: span.start, end: Math.min(span.end, span.start + s.length) })}'`) : `Jinja2 cannot read this tag: ${i.message.replace(/ at \d+$/, '')}.`;
+      this.invalid(span, wording);
+    }
+    for (const i of this.parsed.issues) this.issue(i, quote);
+  }
+
+  private issue(i: ParseIssue, quote: (s: Span) => string): void {
+    const span = this.span(i.span);
+    switch (i.kind) {
+      case 'unclosed':
+        this.invalid(span, `'${quote(span)}' is never closed: add '${i.closer}'.`);
+        return;
+      case 'cut':
+        this.invalid(span, `'${quote(span)}' is not closed: add '${i.closer}' before '${quote(this.span(i.at ?? i.span))}'.`);
+        return;
+      case 'stray':
+        this.invalid(span, `'${quote(span)}' closes a block that was never opened.`);
+        return;
+      case 'outside-block':
+        this.invalid(span, `'{% else %}' is outside of an '{% if %}' or '{% for %}' block.`);
+        return;
+      case 'outside-if':
+        this.invalid(span, `'${quote(span)}' is outside of an '{% if %}' block.`);
+        return;
+      case 'for-head':
+        this.invalid(span, `'${quote(span)}' should read '{% for item in items %}'.`);
+        return;
+      case 'limit':
+        this.invalid(span, 'This tag nests too deeply to be read.');
+        return;
+      default:
+        this.invalid(span, `Jinja2 refuses this tag: ${i.error.message.replace(/\.$/, '')}.`);
+    }
+  }
+}
+
+/** Undeclared variables of the body: the compiled unit's (shared with the renderer) when jinja2 compiles it. */
+function namesOf(source: string, keep: boolean, parsed: JinjaParse): Set<string> {
+  if (!parsed.error) {
+    try {
+      return undeclaredVariables(compileTemplate(PROMPTY_MAIN, source, keep));
+    } catch {
+      // a compile-time error (an unknown filter, nesting): the tree is still read as it is
+    }
+  }
+  return undeclaredOf(parsed.body);
+}
+
+/**
+ * The Jinja body of a `.prompty` file: `text` is the whole file, the body starts at `bodyStart`.
+ * Prompty v2 renders with keep_trailing_newline, 0.1.x without: the body is parsed as the line's
+ * renderer reads it, so the tree is the one it renders.
+ */
+export function parseJinjaBody(path: string, text: string, bodyStart: number, line: PromptyLine): BodyResult {
+  const source = text.slice(bodyStart);
+  const keep = line === 'v2';
+  const parsed = parseJinja(normalizeTemplate(source, keep));
+  const at = sourceOffsets(text, bodyStart);
+  const b = new Builder(path, text, bodyStart, parsed, at, roleLinePattern(line));
+  const items = b.list(parsed.body, true);
+  b.report();
+  const messages = toMessages(items, bodyStart, text.length);
+
+  const names = namesOf(source, keep, parsed);
+  const uses: RawUse[] = variableUses(parsed.body, names).map((u) => ({ slot: u.name, span: b.span(u.span), form: u.form }));
+  // A loop's iterable use knows its loop (for delimiters); Prompty's chat-history loop becomes a history node.
+  const history = new Set<EachNode>();
+  for (const { node, head } of b.loops) {
+    const use = uses.find((u) => u.form === 'each' && head.start <= u.span.start && u.span.end <= head.end && u.slot === node.path[0]);
+    if (!use) continue;
+    if (isHistoryLoop(text, node)) {
+      use.form = 'history';
+      history.add(node);
+    } else use.each = node;
+  }
+  if (history.size) replaceHistory(messages, history, uses);
+  return { messages, uses, findings: b.findings };
+}
+
+/** Swaps history loops for history nodes, wherever they stand. */
+function replaceHistory(messages: BodyResult['messages'], loops: ReadonlySet<EachNode>, uses: readonly RawUse[]): void {
+  const swap = (nodes: TemplateNode[]) => {
+    nodes.forEach((n, k) => {
+      if (n.type === 'each' && loops.has(n)) {
+        const slot = uses.find((u) => u.form === 'history' && n.headSpan.start <= u.span.start && u.span.end <= n.headSpan.end)?.slot ?? n.path[0];
+        nodes[k] = { type: 'history', slot, span: n.span };
+      } else if (n.type === 'each' || n.type === 'if') {
+        swap(n.body);
+        if (n.inverse) swap(n.inverse);
+      }
+    });
+  };
+  for (const m of messages) swap(m.nodes);
+}
