@@ -5,7 +5,7 @@
  * the same warm or cold.
  */
 import { describe, expect, it } from 'vitest';
-import { ASSEMBLY_VERSION, assemble } from '../../src/core/assembly';
+import { ASSEMBLY_VERSION, assemble, type AssembleInput } from '../../src/core/assembly';
 import { prepare } from '../../src/core/assembly/stages/env';
 import { loadItems, loadSlots } from '../../src/core/assembly/stages/load';
 import { DecisionLog } from '../../src/core/assembly/stages/log';
@@ -43,11 +43,8 @@ describe('stages compose into assemble', () => {
     expect(reasons.indexOf('filtered:version')).toBeLessThan(reasons.indexOf('over-slot-budget'));
   });
 
-  it('no stage fills a field of an earlier stage: each returns a new value (frozen inputs stay as they were)', () => {
-    const fx = fixture({ policy: 'Cite ids.', question: 'Why?', evidence: evidence(120) });
-    const input = { template: tpl(), config: cfg(2450), fixture: fx, tokenizer: chars4 };
-    const whole = assemble(input);
-    // Frozen state: a stage that wrote into it would throw (modules run in strict mode).
+  /** The stages by hand on frozen state: a stage that wrote into an earlier stage's value would throw (modules run in strict mode). */
+  function frozenRun(input: AssembleInput) {
     const freeze = <T extends object>(xs: T[]): T[] => Object.freeze(xs.map((x) => Object.freeze(x))) as T[];
     const env = Object.freeze(prepare(input));
     const budgetBefore = JSON.stringify(env.budget);
@@ -55,6 +52,7 @@ describe('stages compose into assemble', () => {
     const loaded = freeze(loadSlots(env));
     const log = new DecisionLog(loaded.map((r) => r.state.name));
     const ranked = freeze(rankSlots(env, loaded, log));
+    for (const s of ranked) Object.freeze(s.ranked);
     const budgeted = freeze(budgetSlots(env.budget, ranked));
     const selected = freeze(selectSlots(env, budgeted, log));
     for (const s of selected) Object.freeze(s.packed);
@@ -62,17 +60,41 @@ describe('stages compose into assemble', () => {
     const request = fitRequest(env, selected, log);
     const checks = checkRequest(env, selected, request, log);
     const trace = buildTrace(env, selected, request, checks, log, ASSEMBLY_VERSION);
-    expect(JSON.stringify(trace)).toBe(JSON.stringify(whole.trace));
+    expect(JSON.stringify(env.budget)).toBe(budgetBefore);
+    // Fit returns what it keeps: the selections' lists keep every item.
+    expect(selected.map((s) => s.packed.map((i) => i.id))).toEqual(packedBefore);
+    return { loaded, ranked, budgeted, selected, request, trace };
+  }
+
+  it('no stage fills a field of an earlier stage: each returns a new value (frozen inputs stay as they were)', () => {
+    const fx = fixture({ policy: 'Cite ids.', question: 'Why?', evidence: evidence(120) });
+    const input = { template: tpl(), config: cfg(2450), fixture: fx, tokenizer: chars4 };
+    const whole = assemble(input);
+    const run = frozenRun(input);
+    expect(JSON.stringify(run.trace)).toBe(JSON.stringify(whole.trace));
     // Each stage's value is new, the earlier one unchanged: load has no candidates, the candidates no budget.
     const ev = (xs: readonly object[]) => xs[1] as Record<string, unknown>;
-    expect(Object.keys(ev(loaded))).not.toContain('candidates');
-    expect(Object.keys(ev(ranked))).not.toContain('budget');
-    expect(ev(budgeted).budget).toBe(2450);
-    expect(Object.keys(ev(budgeted))).not.toContain('packed');
-    expect(JSON.stringify(env.budget)).toBe(budgetBefore);
-    // Fit trims the request (the window is small), yet the selections' lists keep every item.
-    expect(request.trimmed.length).toBeGreaterThan(0);
-    expect(selected.map((s) => s.packed.map((i) => i.id))).toEqual(packedBefore);
+    expect(Object.keys(ev(run.loaded))).not.toContain('candidates');
+    expect(Object.keys(ev(run.ranked))).not.toContain('budget');
+    expect(ev(run.budgeted).budget).toBe(2450);
+    expect(Object.keys(ev(run.budgeted))).not.toContain('packed');
+    // The window is small: fit trims the request.
+    expect(run.request.trimmed.length).toBeGreaterThan(0);
+  });
+
+  it('a hybrid history on frozen state: the remainder is its budget, the plan and the trace are what assemble gives', () => {
+    const turns = Array.from({ length: 30 }, (_, i): ItemSpec => ({ id: `t${i + 1}`, role: i % 2 ? 'assistant' : 'user', at: `2026-08-12T10:${String(i).padStart(2, '0')}:00Z`, text: `${textOfTokens(40, 'turn')} refund ${i}` }));
+    const summaries: ItemSpec[] = [{ id: 's1', text: `${textOfTokens(30, 'summ')} refund`, meta: { summary_of: ['t1', 't2', 't3', 't4', 't5', 't6'] } }];
+    const htpl = template([t.msg('system', t.v('policy'), t.history()), t.msg('user', t.v('question'))]);
+    const hcfg = config({ window: 1600, output: 200, overhead: { item: 2, message: 3, request: 3 }, slots: { policy: { kind: 'policy', trust: 'trusted', required: true, budget: 200 }, history: { kind: 'history', trust: 'untrusted', policy: 'hybrid' }, question: { kind: 'user', trust: 'untrusted', required: true, budget: 100 } } });
+    const input = { template: htpl, config: hcfg, fixture: fixture({ policy: 'Be brief.', question: 'Where is my refund?', history: [...turns, ...summaries] }), tokenizer: chars4 };
+    const whole = assemble(input);
+    const run = frozenRun(input);
+    expect(JSON.stringify(run.trace)).toBe(JSON.stringify(whole.trace));
+    const history = run.selected.find((s) => s.state.name === 'history')!;
+    expect(history.budget).toBe(whole.budget.remainder![0].budget);
+    expect(run.trace.history?.[0].policy).toBe('hybrid');
+    expect(history.selection?.history?.parts.size).toBeGreaterThan(0);
   });
 
   it('load gives stable ids and counts', () => {
