@@ -85,13 +85,15 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
   const findings: Finding[] = [];
   const dependencies: string[] = [];
   const fm = template.frontMatter;
-  if (!fm) return { findings, dependencies, values: {} };
-  const span: Span = fm.span;
+  // A Prompty file's values are read by the runtime's own loader (runtimeLoaded), which finds the
+  // front matter as the runtime does, also where the template scanner does not (an unclosed fence).
+  if (!fm && template.format !== 'prompty') return { findings, dependencies, values: {} };
+  const span: Span = fm?.span ?? { start: 0, end: 0 };
   let values: Record<string, unknown> = {};
   let origin = template.path;
   // A promptflow sample file (`sample: sample.json`) follows promptflow's loader, not Prompty's.
   let promptflow = false;
-  if (template.format === 'prompty') {
+  if (template.format === 'prompty' && fm) {
     // Prompty normalises every front matter value on load (strings are stripped, recursively).
     // Prompty's loader normalises the whole front matter (Prompty.normalize): `${file:x.json}`
     // anywhere in it, a sample value included, is replaced by the JSON file's (normalised) value.
@@ -138,6 +140,18 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
     values = loaded.values;
     typed = loaded.typed;
     under = loaded.under;
+    for (const ref of environmentReferences(values)) {
+      const i = template.text.indexOf(ref);
+      findings.push(
+        finding(
+          'unsupported-feature',
+          template.path,
+          i >= 0 ? { start: i, end: i + ref.length } : span,
+          `${ref} reads the application's environment, which Context Lens never reads: the value is the reference as written, where Prompty's runtime reads the variable when it loads the file.`,
+          { severity: 'info' },
+        ),
+      );
+    }
   } else {
     // Defaults fill what the sample leaves out (the runtime applies them too, see templateDefaults).
     const defaults = templateDefaults(template);
@@ -160,7 +174,31 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
   if (typed) {
     for (const [name, v] of Object.entries(doc.slots)) if ((v.type === 'data' || v.type === 'items') && Object.hasOwn(typed, name)) withRuntimeValue(v, typed[name]);
   }
+  // A text read back from YAML is not always the text written (a block scalar of `"  \n"` loses its
+  // leading spaces): each text slot is the sample's own string. A value the runtime loads as
+  // something else than a string (a date, bytes) is the runtime's value, as data: `{{ [v] }}`
+  // prints `[datetime.date(2024, 1, 2)]`, not the date's text in quotes.
+  for (const [name, v] of Object.entries(doc.slots)) {
+    if (v.type !== 'text' || v.fileRef) continue;
+    if (typed && Object.hasOwn(typed, name) && typed[name] !== null && typeof typed[name] === 'object') doc.slots[name] = withRuntimeValue({ type: 'data', value: values[name], span: v.span }, typed[name]);
+    else if (typeof values[name] === 'string') v.text = values[name];
+  }
   return { fixture: doc, findings, dependencies, values, ...(under ? { under } : {}) };
+}
+
+/** The whole-value `${…}` references other than files that a runtime's loader left as written (the environment is never read). */
+function environmentReferences(values: Record<string, unknown>): string[] {
+  const out = new Set<string>();
+  const walk = (v: unknown, depth: number): void => {
+    if (typeof v === 'string') {
+      if (/^\$\{[^}]*\}$/.test(v) && !/^\$\{file:/i.test(v)) out.add(v);
+      return;
+    }
+    if (depth > 64 || v === null || typeof v !== 'object') return;
+    for (const x of Object.values(v as Record<string, unknown>)) walk(x, depth + 1);
+  };
+  walk(values, 0);
+  return [...out].slice(0, 16);
 }
 
 /** Plain data of a runtime value: Python floats as numbers, big integers as strings of their digits. */

@@ -210,7 +210,15 @@ export class Workspace {
       const valuesPath = `${path}#${options.name ?? 'values'}`;
       // Run-time values: list slots as lists of items, turns in the roles their slot allows, secrets found (values.ts).
       const scanned = scanValueSecrets(normaliseValues(options.slots, prep.config.slots), valuesPath, options.redactSecrets === true);
-      let doc = fixtureFromValues(options.name ?? 'values', scanned.values, { path: valuesPath, context: options.context, files: options.files });
+      // A slot no config declares takes the template's plain data as its runtime would get it (Prompty prints a null as None).
+      const declared = prep.config.slots ?? {};
+      let doc = fixtureFromValues(options.name ?? 'values', scanned.values, {
+        path: valuesPath,
+        context: options.context,
+        files: options.files,
+        undeclared: (slot) => !Object.hasOwn(declared, slot),
+        nullIsValue: prep.template.format === 'prompty',
+      });
       if (options.files !== false) {
         const resolved = resolveFixtureFiles(doc, this.host);
         doc = resolved.doc;

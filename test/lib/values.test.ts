@@ -130,6 +130,26 @@ describe('bad values throw a FixtureValueError with their path', () => {
     expect(() => fixtureFromValues('x', [] as unknown as Record<string, unknown>)).toThrow(FixtureValueError);
   });
 
+  it('keeps the values of slots no config declares as the template\'s data (undeclared)', () => {
+    const undeclared = (slot: string) => slot !== 'evidence';
+    // A list that cannot be items (a null entry, a thread turn whose content is a list of parts) is data there…
+    const doc = fixtureFromValues('x', { items: [2.5, null], history: [{ role: 'user', content: [{ kind: 'text', value: 'part' }] }, { role: 'assistant', content: null }] }, { undeclared });
+    expect(doc.slots.items).toMatchObject({ type: 'data', value: [2.5, null] });
+    expect(doc.slots.history).toMatchObject({ type: 'data', value: [{ role: 'user', content: [{ kind: 'text', value: 'part' }] }, { role: 'assistant', content: null }] });
+    // …a declared slot still refuses it, and a file reference stays refused everywhere.
+    expect(() => fixtureFromValues('x', { evidence: ['a', null] }, { undeclared })).toThrow(/^evidence\[1\]: an item is empty/);
+    expect(() => fixtureFromValues('x', { notes: [{ id: 'a', file: 'a.md' }, null] }, { undeclared, files: false })).toThrow(/^notes\[0\]\.file: file references are not accepted/);
+    // A list that can be items is items, declared or not.
+    expect(fixtureFromValues('x', { notes: ['a', 'b'] }, { undeclared }).slots.notes?.type).toBe('items');
+  });
+
+  it('takes null as a value of an undeclared slot only when told to (Prompty prints None)', () => {
+    const undeclared = (slot: string) => slot !== 'question';
+    expect(fixtureFromValues('x', { v: null }, { undeclared }).slots.v).toBeUndefined();
+    expect(fixtureFromValues('x', { v: null }, { undeclared, nullIsValue: true }).slots.v).toMatchObject({ type: 'data', value: null });
+    expect(fixtureFromValues('x', { question: null }, { undeclared, nullIsValue: true }).slots.question).toBeUndefined();
+  });
+
   it('formats paths as a reader would write them', () => {
     expect(formatValuePath(['evidence', 2, 'relevance'])).toBe('evidence[2].relevance');
     expect(formatValuePath(['odd key', 0])).toBe('["odd key"][0]');

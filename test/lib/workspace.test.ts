@@ -134,6 +134,35 @@ describe('assemble', () => {
     expect(w.assemble('agent.prompt', { slots: { question: 'q' }, provider: 'openai' }).request).not.toHaveProperty('tools');
   });
 
+  it('gives a Prompty template its values as its runtime gets them (null, thread parts, sample text, dates)', () => {
+    const dir = workspaceWith({
+      '.git/HEAD': '',
+      'v1.prompty': '---\nname: a\nmodel:\n  api: chat\nsample:\n  v: sample value\n  d: 2024-01-02\n---\nuser:\n[{{ v }}] {{ [d] }}\n',
+      'v2.prompty': '---\nname: b\nmodel:\n  id: gpt-4o\ninputs:\n  name:\n    kind: string\n    default: N\n  post:\n    kind: string\n    default: "  \\n"\n---\nuser:\nHi {{ name }}{{ post }}\n',
+      'thread.prompty': '---\nname: c\nmodel:\n  id: gpt-4o\ninputs:\n  history:\n    kind: thread\n---\nuser:\nHi\n{{ history }}\n',
+    });
+    const lib = openWorkspace(dir, { modelFiles: false });
+    const text = (r: ReturnType<typeof lib.assemble>) => r.messages.map((m) => `${m.role}: ${m.parts.map((p) => (p.media ? `[${p.media.url}]` : p.text)).join('')}`);
+    // A null value is Python's None, over the sample's value (it was left out, and the sample showed through).
+    expect(text(lib.assemble('v1.prompty', { slots: { v: null } }))[0]).toMatch(/^user: \[None\]/);
+    // A thread turn whose content is a list of parts reaches the runtime as it is (it was refused).
+    const thread = lib.assemble('thread.prompty', { slots: { history: [{ role: 'user', content: [{ kind: 'text', value: 'part' }, { kind: 'image', source: 'https://x.test/t.png' }] }] } });
+    expect(text(thread)).toEqual(['user: Hi', 'user: part[https://x.test/t.png]']);
+    // The sample's own text (a default of two spaces and a newline lost its spaces on the way), and a date as the runtime's value.
+    expect(text(lib.assemble('v2.prompty'))).toEqual(['user: Hi N  ']);
+    const sample = lib.assemble('v1.prompty');
+    expect(text(sample)[0]).not.toMatch(/'2024-01-02'/);
+  });
+
+  it('says where a Prompty sample reads the environment, which is never read', () => {
+    const dir = workspaceWith({ '.git/HEAD': '', 'e.prompty': '---\nname: e\nmodel:\n  api: chat\nsample:\n  persona: ${env:PERSONA}\n---\nsystem:\nYou are {{ persona }}.\n' });
+    const r = openWorkspace(dir, { modelFiles: false }).assemble('e.prompty');
+    const f = r.findings.find((x) => x.rule === 'unsupported-feature' && x.message.includes('${env:PERSONA}'));
+    expect(f).toBeDefined();
+    expect(readFileSync(join(dir, 'e.prompty'), 'utf8').slice(f!.span.start, f!.span.end)).toBe('${env:PERSONA}');
+    expect(r.messages[0].content).toBe('You are ${env:PERSONA}.');
+  });
+
   it('zero-config templates assemble with live values too', () => {
     const r = ws.assemble('zero-config/trip-planner.prompt', { slots: { destination: 'Lisbon', days: 3 } });
     expect(r.messages.length).toBeGreaterThan(0);
