@@ -46,7 +46,7 @@ function renderBoth(c: DotpromptCase): { markedRender: EngineResult; plainRender
   const opts = { ...(c.partials ? { partials: c.partials } : {}), ...(c.inputDefault ? { inputDefault: c.inputDefault } : {}), lenient: true };
   const input = Object.fromEntries(Object.entries(c.data.input).map(([k, v], i) => [k, marked(v, i)]));
   const messages = c.data.messages?.map((m, i) => ({ ...m, content: m.content.map((p) => ({ text: mark(p.text, 900, i) })) }));
-  const markedRender = renderDotprompt(c.source, { ...c.data, input, ...(messages ? { messages } : {}) }, { ...opts, untransform: unmark });
+  const markedRender = renderDotprompt(c.source, { ...c.data, input, ...(messages ? { messages } : {}) }, opts);
   const plainRender = renderDotprompt(c.source, c.data, opts);
   return { markedRender, plainRender };
 }
@@ -62,7 +62,7 @@ describe('render once: a template that only prints its values', () => {
       if (!markedRender.printsValuesOnly) continue;
       flagged++;
       // What the assembly uses instead of the plain render: the marked text unmarked, split.
-      const a = (markedRender.untransformed ?? []).map((m) => text(m, (s) => s));
+      const a = (markedRender.splitWith?.(unmark) ?? []).map((m) => text(m, (s) => s));
       const b = plainRender.messages.map((m) => text(m, (s) => s));
       if (JSON.stringify(a) !== JSON.stringify(b)) wrong.push(c.name);
     }
@@ -82,7 +82,7 @@ describe('render once: a template that only prints its values', () => {
       // The marked render alone would be wrong here (the marks are not blank, and sit before the marker)…
       expect(markedRender.messages.length).not.toBe(plainRender.messages.length);
       // …the engine's split of its unmarked text is not.
-      expect(markedRender.untransformed).toEqual(plainRender.messages);
+      expect(markedRender.splitWith?.(unmark)).toEqual(plainRender.messages);
     }
   });
 

@@ -172,7 +172,7 @@ export class Renderer {
     // The check of attribution.ts: the marks must not have changed what the engine rendered. Where
     // the engine's tree shows the template only prints, loops over and tests its values, the plain
     // render is the marked text unmarked, split into messages by the engine (no second render).
-    const plain = first.untransformed && !first.issues.length ? { ...first, messages: first.untransformed } : this.engine(this.values(kept, false, []));
+    const plain = first.splitWith && !first.issues.length ? { ...first, messages: first.splitWith(unmark) } : this.engine(this.values(kept, false, []));
     const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i]));
     const estimate = rendered.estimate || plain.estimate ? { estimate: true as const } : {};
     if (same) return { messages, issues, neutralised, ...estimate, ...this.runtimeField() };
@@ -192,7 +192,6 @@ export class Renderer {
     const t = this.template;
     if (t.format === 'prompt') {
       return renderDotprompt(t.text, { input: v.input, ...(this.fixture?.context ? { context: this.fixture.context } : {}), ...(v.messages ? { messages: v.messages } : {}) }, {
-        ...(v.marked ? { untransform: unmark } : {}),
         partials: this.options.partials ?? {},
         inputDefault: this.options.defaults ?? {},
         // The product renders what the application may register in code (declared or not) instead of failing on it.
@@ -335,7 +334,7 @@ export class Renderer {
         messages = items.map((item) => ({ role: dotpromptRole(item.role ?? 'user'), content: [{ text: m(this.escaped(item, state, []).text, item.index) }] }));
       }
     });
-    return { input, ...(messages ? { messages } : {}), ...(marks ? { marked: true as const } : {}) };
+    return { input, ...(messages ? { messages } : {}) };
   }
 
   /** An item as the engine sees it: prints as its unit, with its fields. */
@@ -423,8 +422,6 @@ export interface Probe {
 interface EngineValues {
   input: Record<string, unknown>;
   messages?: Array<{ role: string; content: Array<{ text: string }> }>;
-  /** The strings carry attribution marks. */
-  marked?: true;
 }
 
 function sameMessage(a: EngineMessage, b: EngineMessage): boolean {

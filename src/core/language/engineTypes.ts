@@ -66,8 +66,12 @@ export interface EngineResult {
    * as the plain ones do, marks aside, so the assembly needs no unmarked check render.
    */
   printsValuesOnly?: true;
-  /** With `printsValuesOnly` and an `untransform` option: the messages of the render of the untransformed values. */
-  untransformed?: EngineMessage[];
+  /**
+   * With `printsValuesOnly`: the messages a render of the same values would give with `f` applied
+   * to every string in them (`f` must map text to text, such as removing the assembly's
+   * attribution marks), from this render's text, without rendering again.
+   */
+  splitWith?: (f: (s: string) => string) => EngineMessage[];
 }
 
 /** A value that prints as its own `toString()` (an object or array whose class overrides it). */

@@ -61,13 +61,6 @@ export interface DotpromptOptions {
    * is neither given nor declared prints a placeholder (the caller reports it where it looked).
    */
   lenient?: boolean;
-  /**
-   * A transform of the values' strings that the template cannot see (the assembly's attribution
-   * marks). When the template only prints, loops over and tests its values (`printsValuesOnly`),
-   * the render of the untransformed values is the rendered text with `untransform` applied, so
-   * its messages (`untransformed`) come from splitting that text, without a second render.
-   */
-  untransform?: (s: string) => string;
 }
 
 /** What a helper or partial registered in code prints in our render: visible, and never a marker dotprompt reads. */
@@ -1021,11 +1014,12 @@ export function renderDotprompt(source: string, data: DotpromptData, options: Do
   const result: EngineResult = { rendered, messages, issues, ...(state.placeholders.size ? { estimate: true } : {}) };
   if (!analysis.readsValues) {
     result.printsValuesOnly = true;
-    const f = options.untransform;
-    if (f) {
+    // The render of the values with `f` applied to each of their strings, for a template that only
+    // prints them: this render's text with `f` applied, split into messages as dotprompt splits it.
+    result.splitWith = (f) => {
       const history = (data.messages as DpMessage[] | undefined)?.map((m) => ({ ...m, content: (m.content ?? []).map((p) => (typeof p?.text === 'string' ? { ...p, text: f(p.text) } : p)) }));
-      result.untransformed = toEngineMessages(toMessages(f(rendered), history), () => undefined);
-    }
+      return toEngineMessages(toMessages(f(rendered), history), () => undefined);
+    };
   }
   return result;
 }
