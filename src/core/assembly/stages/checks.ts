@@ -25,20 +25,20 @@ import { append } from '../append';
 import type { AssembledRequest, PipelineEnv, RequestChecks, SelectedSlot } from './state';
 
 /** The findings on the final request go to the log; the tools the request offers are returned. */
-export function checkRequest(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest, log: DecisionLog): RequestChecks {
+export function checkRequest(env: PipelineEnv, slots: readonly SelectedSlot[], request: AssembledRequest, log: DecisionLog): RequestChecks {
   const reasons = new Map<WorkItem, OmitReason>();
   for (const o of log.omissions) if (!reasons.has(o.item)) reasons.set(o.item, o.reason);
-  log.report(undefined, commitmentFindings(env, runs, request, (it) => reasons.get(it)));
-  log.report(undefined, coverageFindings(env, runs, request, reasons));
-  log.report(undefined, contradictionFindings(env, runs, request));
-  return checkTools(env, runs, request, log);
+  log.report(undefined, commitmentFindings(env, slots, request, (it) => reasons.get(it)));
+  log.report(undefined, coverageFindings(env, slots, request, reasons));
+  log.report(undefined, contradictionFindings(env, slots, request));
+  return checkTools(env, slots, request, log);
 }
 
-function coverageFindings(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest, reasons: ReadonlyMap<WorkItem, OmitReason>): Finding[] {
+function coverageFindings(env: PipelineEnv, slots: readonly SelectedSlot[], request: AssembledRequest, reasons: ReadonlyMap<WorkItem, OmitReason>): Finding[] {
   const fx = env.fixture;
   if (!fx || !request.ok) return [];
   const out: Finding[] = [];
-  for (const r of runs) {
+  for (const r of slots) {
     const requires = r.cfg?.requires;
     if (!r.used || !requires?.length || !r.candidates) continue;
     const kept = request.kept.get(r.state.name) ?? [];
@@ -59,7 +59,7 @@ function coverageFindings(env: PipelineEnv, runs: readonly SelectedSlot[], reque
   return out;
 }
 
-function contradictionFindings(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest): Finding[] {
+function contradictionFindings(env: PipelineEnv, slots: readonly SelectedSlot[], request: AssembledRequest): Finding[] {
   const fx = env.fixture;
   if (!fx || !request.ok) return [];
   // The text each item prints as in the request.
@@ -72,7 +72,7 @@ function contradictionFindings(env: PipelineEnv, runs: readonly SelectedSlot[], 
     }
   }
   const out: Finding[] = [];
-  for (const r of runs) {
+  for (const r of slots) {
     const kept = request.kept.get(r.state.name) ?? [];
     const ids = new Set(kept.map((i) => i.id));
     const bare: WorkItem[] = [];
@@ -129,13 +129,13 @@ function toolCheck(env: PipelineEnv, r: SelectedSlot, value: FixtureValue, fx: F
 }
 
 /** Tool slots: definitions validated and checked against the allowlist, results checked for age. */
-function checkTools(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest, log: DecisionLog): RequestChecks {
+function checkTools(env: PipelineEnv, slots: readonly SelectedSlot[], request: AssembledRequest, log: DecisionLog): RequestChecks {
   const out: RequestChecks = { hasToolSlots: false, tools: [], toolDefinitions: [] };
   const fx = env.fixture;
   const list = allowlistOf(env.config.tools?.allow);
   if (list) log.report(undefined, checkTemplateTools(env.template, list));
   if (!fx) return out;
-  for (const r of runs) {
+  for (const r of slots) {
     if (!r.used || r.state.kind !== 'tool' || !r.value) continue;
     const { read, findings, allowed: allowedSet } = toolCheck(env, r, r.value, fx, list);
     if (!read.definitions) {

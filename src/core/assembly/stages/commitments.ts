@@ -38,15 +38,15 @@ export function turnCommitment(it: WorkItem): string | true | undefined {
   return undefined;
 }
 
-export function commitmentFindings(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest, reasonOf: (item: WorkItem) => OmitReason | undefined): Finding[] {
+export function commitmentFindings(env: PipelineEnv, slots: readonly SelectedSlot[], request: AssembledRequest, reasonOf: (item: WorkItem) => OmitReason | undefined): Finding[] {
   const fx = env.fixture;
   if (!fx || !request.ok) return [];
   const inRequest = (it: WorkItem) => (request.kept.get(it.slot) ?? []).includes(it);
   const out: Finding[] = [];
   const recorded = new Set<string>();
-  const memory = runs.filter((r) => r.used && r.state.kind === 'memory');
+  const memory = slots.filter((r) => r.used && r.state.kind === 'memory');
   for (const r of memory) for (const it of loaded(r)) if (isCommitmentRecord(it) && inRequest(it)) for (const t of metaList(it, 'source_turn')) recorded.add(t);
-  for (const r of runs) {
+  for (const r of slots) {
     if (!r.used || r.state.kind !== 'history') continue;
     for (const it of loaded(r)) {
       const c = turnCommitment(it);

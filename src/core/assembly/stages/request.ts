@@ -27,19 +27,19 @@ export type { AssembledRequest } from './state';
  * The request from the selected slots: what fit keeps of each slot (a new list per slot, in final
  * order; the selections' lists are not changed), the messages and their count.
  */
-export function fitRequest(env: PipelineEnv, runs: readonly SelectedSlot[], log: DecisionLog): AssembledRequest {
+export function fitRequest(env: PipelineEnv, slots: readonly SelectedSlot[], log: DecisionLog): AssembledRequest {
   const { template, fixture, tokenizer, ctx, fitLimit, requestOverhead, messageOverhead } = env;
-  const slotStates = new Map(runs.filter((r) => r.used).map((r) => [r.state.name, r.state]));
+  const slotStates = new Map(slots.filter((r) => r.used).map((r) => [r.state.name, r.state]));
   const renderer = new Renderer(template, slotStates, fixture, env.input.render);
-  const runOf = new Map(runs.map((r) => [r.state.name, r]));
+  const slotOf = new Map(slots.map((r) => [r.state.name, r]));
 
   // ---- The drop sequence: lowest priority first.
   const dropSeq: WorkItem[] = [];
-  for (const r of runs) if (r.used && !r.required) append(dropSeq, r.packed);
+  for (const r of slots) if (r.used && !r.required) append(dropSeq, r.packed);
   const keepValue = (r: SelectedSlot, i: WorkItem) => (r.state.kind === 'history' ? 0 : (i.score ?? 0));
   dropSeq.sort((a, b) => {
-    const ra = runOf.get(a.slot)!;
-    const rb = runOf.get(b.slot)!;
+    const ra = slotOf.get(a.slot)!;
+    const rb = slotOf.get(b.slot)!;
     return ra.priority - rb.priority || keepValue(ra, a) - keepValue(rb, b) || rb.packIndex.get(b)! - ra.packIndex.get(a)! || rb.order - ra.order;
   });
 
@@ -47,7 +47,7 @@ export function fitRequest(env: PipelineEnv, runs: readonly SelectedSlot[], log:
   const keptAfter = (k: number): Map<string, WorkItem[]> => {
     const removed = new Set(dropSeq.slice(0, k));
     const kept = new Map<string, WorkItem[]>();
-    for (const r of runs) {
+    for (const r of slots) {
       if (!r.used) continue;
       const rest = removed.size ? r.packed.filter((i) => !removed.has(i)) : r.packed;
       kept.set(r.state.name, orderItems(rest, r.orderPolicy, r.state.kind === 'history'));
@@ -72,7 +72,7 @@ export function fitRequest(env: PipelineEnv, runs: readonly SelectedSlot[], log:
   };
   // What dropping the first k items saves by their own counts and envelopes: steers the search.
   const saved = [0];
-  for (const it of dropSeq) saved.push(saved[saved.length - 1] + it.tokens + runOf.get(it.slot)!.overhead);
+  for (const it of dropSeq) saved.push(saved[saved.length - 1] + it.tokens + slotOf.get(it.slot)!.overhead);
   const fit = fitPrefix(dropSeq.length, tokensAfter, fitLimit, (k) => saved[k]);
   const chosen = best !== undefined && best.k === fit.dropped ? best : undefined;
   const finalKept = chosen ? chosen.kept : keptAfter(fit.dropped);
@@ -92,7 +92,7 @@ export function fitRequest(env: PipelineEnv, runs: readonly SelectedSlot[], log:
   if (!fit.ok) {
     const parts: string[] = [];
     let slotsTotal = 0;
-    for (const r of runs) {
+    for (const r of slots) {
       if (!r.used || !r.required) continue;
       const t = slotCost(r);
       slotsTotal += t;
@@ -100,12 +100,12 @@ export function fitRequest(env: PipelineEnv, runs: readonly SelectedSlot[], log:
     }
     parts.push(`template text and message overhead ${fmt(tokens - slotsTotal)}`);
     error = `Required content alone is ${fmt(tokens)} tokens > ${fmt(fitLimit)} input budget (${env.inputLimitText}): ${parts.join(', ')}. No request can be built; shorten a required slot or raise the window.`;
-    const biggest = runs.filter((r) => r.used && r.required).sort((a, b) => slotCost(b) - slotCost(a) || a.order - b.order)[0];
+    const biggest = slots.filter((r) => r.used && r.required).sort((a, b) => slotCost(b) - slotCost(a) || a.order - b.order)[0];
     const loc = biggest ? slotLocation(ctx, biggest.state.name) : { path: template.path, span: template.bodySpan };
     log.report(undefined, [finding('required-overflow', loc.path, loc.span, error, { related: biggest ? configRelated(ctx, biggest.state.name, 'required', 'required: true') : [] })]);
   } else if (trimmed.length) {
     const before = tokensAfter(0);
-    const first = runOf.get(trimmed[0].slot)!;
+    const first = slotOf.get(trimmed[0].slot)!;
     const loc = slotLocation(ctx, first.state.name);
     const list = listIds(trimmed.map((i) => ({ id: i.id, reason: `${i.slot}, ${fmt(i.tokens)} tokens` })));
     log.report(undefined, [
@@ -118,7 +118,7 @@ export function fitRequest(env: PipelineEnv, runs: readonly SelectedSlot[], log:
   // ---- Final order: lost-in-the-middle.
   const kept = fit.ok ? finalKept : new Map<string, WorkItem[]>();
   const removed = new Set(trimmed);
-  for (const r of runs) {
+  for (const r of slots) {
     const ordered = kept.get(r.state.name);
     if (!ordered || !fixture) continue;
     log.report(undefined, lostInTheMiddle(ctx, r.state, ordered, r.packed.filter((i) => !removed.has(i))));

@@ -54,15 +54,15 @@ export function keptReasons(env: PipelineEnv, run: SelectedSlot, item: WorkItem)
   return out;
 }
 
-export function buildTrace(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest, checks: RequestChecks, log: DecisionLog, version: number): Trace {
+export function buildTrace(env: PipelineEnv, slots: readonly SelectedSlot[], request: AssembledRequest, checks: RequestChecks, log: DecisionLog, version: number): Trace {
   const { template, config, tokenizer, fixture, budget, model, input } = env;
-  const runOf = new Map(runs.map((r) => [r.state.name, r]));
+  const slotOf = new Map(slots.map((r) => [r.state.name, r]));
   const kept = request.kept;
   // The per-item entries (retained, citation map, omitted, conflicts) are built when first read.
   let entries: { retained: TraceItem[]; citation: Trace['citation_map'] } | undefined;
-  const keptEntries = () => (entries ??= retainedEntries(env, runs, request));
+  const keptEntries = () => (entries ??= retainedEntries(env, slots, request));
 
-  const slots: SlotTrace[] = runs.map((r) => {
+  const slotTraces: SlotTrace[] = slots.map((r) => {
     const k = kept.get(r.state.name) ?? [];
     const s: SlotTrace = { name: r.state.name, kind: r.state.kind } as SlotTrace;
     if (r.cfg?.trust !== undefined) s.trust = r.cfg.trust;
@@ -96,7 +96,7 @@ export function buildTrace(env: PipelineEnv, runs: readonly SelectedSlot[], requ
   trace.margin = budget.margin;
   trace.input_budget = Number.isFinite(env.fitLimit) ? env.fitLimit : 0;
   trace.input_tokens = request.tokens;
-  trace.slots = slots;
+  trace.slots = slotTraces;
   lazy(trace, 'retained', () => keptEntries().retained);
   lazy(trace, 'omitted', () => omittedEntries(log));
   lazy(trace, 'citation_map', () => keptEntries().citation);
@@ -115,7 +115,7 @@ export function buildTrace(env: PipelineEnv, runs: readonly SelectedSlot[], requ
   if (plans.length) {
     const remainders = new Map((budget.remainder ?? []).map((r) => [r.slot, r]));
     trace.history = plans.map(({ slot, plan }) => {
-      const h = { slot, policy: plan.policy, budget: runOf.get(slot)?.budget ?? plan.budget } as TraceHistory;
+      const h = { slot, policy: plan.policy, budget: slotOf.get(slot)?.budget ?? plan.budget } as TraceHistory;
       const r = remainders.get(slot);
       if (r) h.remainder = { capacity: r.capacity, fixed: r.fixed, available: r.available };
       if (plan.recent) h.recent = { ...plan.recent };
@@ -127,7 +127,7 @@ export function buildTrace(env: PipelineEnv, runs: readonly SelectedSlot[], requ
   }
   if (log.allConflicts.length) lazy(trace, 'conflicts', () => conflictEntries(log, request));
   const coverage: NonNullable<Trace['coverage']> = [];
-  for (const r of runs) {
+  for (const r of slots) {
     if (!r.used || !r.cfg?.requires?.length) continue;
     const k = kept.get(r.state.name) ?? [];
     for (const sub of r.cfg.requires) coverage.push({ slot: r.state.name, subtopic: sub, covered_by: k.filter((i) => coversOf(i).includes(sub)).map((i) => i.id) });
@@ -139,7 +139,7 @@ export function buildTrace(env: PipelineEnv, runs: readonly SelectedSlot[], requ
       assembly: version,
       template: env.hash(templateText),
       config,
-      fixture: fixture ? { text: fixtureSha(fixture), files: fileHashes(env, runs) } : null,
+      fixture: fixture ? { text: fixtureSha(fixture), files: fileHashes(env, slots) } : null,
       model: model ?? null,
       modelName: modelName ?? null,
       tokenizer: tokenizer.name,
@@ -154,9 +154,9 @@ export function buildTrace(env: PipelineEnv, runs: readonly SelectedSlot[], requ
 }
 
 /** [fixture index, sha256] of file-referenced item texts, by slot (part of the cache key). */
-function fileHashes(env: PipelineEnv, runs: readonly SelectedSlot[]): Record<string, unknown> {
+function fileHashes(env: PipelineEnv, slots: readonly SelectedSlot[]): Record<string, unknown> {
   const files: Record<string, unknown> = {};
-  for (const r of runs) if (r.candidates?.files.length) files[r.state.name] = r.candidates.files.map(([index, text]) => [index, env.hash(text)]);
+  for (const r of slots) if (r.candidates?.files.length) files[r.state.name] = r.candidates.files.map(([index, text]) => [index, env.hash(text)]);
   return files;
 }
 
@@ -203,14 +203,14 @@ export function materializeTrace<T extends object>(trace: T): T {
 }
 
 /** Retained items in request order and the citation map. */
-function retainedEntries(env: PipelineEnv, runs: readonly SelectedSlot[], request: AssembledRequest): { retained: TraceItem[]; citation: Trace['citation_map'] } {
+function retainedEntries(env: PipelineEnv, slots: readonly SelectedSlot[], request: AssembledRequest): { retained: TraceItem[]; citation: Trace['citation_map'] } {
   const retained: TraceItem[] = [];
   const citation: Trace['citation_map'] = {};
   const kept = request.kept;
   if (request.ok) {
     const seen = new Set<string>();
     const byKey = new Map<string, { item: WorkItem; position: number; n: number; run: SelectedSlot }>();
-    for (const r of runs) {
+    for (const r of slots) {
       const ordered = kept.get(r.state.name) ?? [];
       ordered.forEach((item, position) => byKey.set(`${r.state.name}\u0000${item.id}`, { item, position, n: ordered.length, run: r }));
     }
