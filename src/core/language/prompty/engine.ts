@@ -1346,7 +1346,8 @@ export function parseJsonValues(text: string): unknown {
     } else if (tok === 'true' || tok === 'false' || tok === 'null') add(tok === 'true' ? true : tok === 'false' ? false : null);
     else {
       const v = Number(tok);
-      add(/[.eE]/.test(tok) && Number.isInteger(v) ? new PyFloat(v) : v);
+      // A float written whole stays a float (`2.0`); Python reads any integer exactly.
+      add(/[.eE]/.test(tok) ? (Number.isInteger(v) ? new PyFloat(v) : v) : Number.isSafeInteger(v) ? v : BigInt(tok));
     }
   }
   return root;
