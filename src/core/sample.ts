@@ -176,11 +176,12 @@ export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResu
   }
   // A text read back from YAML is not always the text written (a block scalar of `"  \n"` loses its
   // leading spaces): each text slot is the sample's own string. A value the runtime loads as
-  // something else than a string (a date, bytes) is the runtime's value, as data: `{{ [v] }}`
+  // something else than a string (a date, bytes, an integer beyond 2^53) is the runtime's value, as data: `{{ [v] }}`
   // prints `[datetime.date(2024, 1, 2)]`, not the date's text in quotes.
   for (const [name, v] of Object.entries(doc.slots)) {
     if (v.type !== 'text' || v.fileRef) continue;
-    if (typed && Object.hasOwn(typed, name) && typed[name] !== null && typeof typed[name] === 'object') doc.slots[name] = withRuntimeValue({ type: 'data', value: values[name], span: v.span }, typed[name]);
+    const t = typed && Object.hasOwn(typed, name) ? typed[name] : undefined;
+    if ((t !== null && typeof t === 'object') || typeof t === 'bigint') doc.slots[name] = withRuntimeValue({ type: 'data', value: values[name], span: v.span }, t);
     else if (typeof values[name] === 'string') v.text = values[name];
   }
   return { fixture: doc, findings, dependencies, values, ...(under ? { under } : {}) };

@@ -13,7 +13,8 @@ import { analyzeConfig, analyzeTemplate, checkFiles, classifyFile, dedupe } from
 import { FiltersSchema } from '../core/config/schema';
 import { PROVIDERS, toProviderRequest } from '../core/export';
 import { resolveFixtureFiles } from '../core/fixture';
-import { fixtureFromValues } from '../core/fixture/values';
+import { fixtureFromValues, withRuntimeValue } from '../core/fixture/values';
+import { parseJsonValues } from '../core/language/prompty/engine';
 import { resolveModel } from '../core/models';
 import { applySeverities } from '../core/rules/registry';
 import { SAMPLE_FIXTURE } from '../core/sample';
@@ -58,6 +59,13 @@ export interface AssembleOptions {
    * else is data. Replaces the fixture.
    */
   slots?: Record<string, unknown>;
+  /**
+   * The slot values as a JSON text (an object), instead of `slots`. For a `.prompty` template the
+   * runtime then gets numbers as Python's json reads them: `1.0`, `-0.0` and `1e20` are floats and
+   * print as such (`1.0`), which a JavaScript number cannot say (it is 1). Counts, hashes and the
+   * trace read the plain values, as with `slots`.
+   */
+  slotsJson?: string;
   /** A fixture file (path relative to the workspace) or fixture name, or `sample`; default: the first matching fixture. */
   fixture?: string;
   /** Model overriding the template's and the config's. */
@@ -190,7 +198,8 @@ export class Workspace {
    * `ContextLensError`; bad values throw a `FixtureValueError` with the value's path.
    */
   assemble(templatePath: string, options: AssembleOptions = {}): AssembleOutput {
-    if (options.slots !== undefined && options.fixture !== undefined) throw new ContextLensError('invalid-option', 'give slots or a fixture, not both');
+    if (options.slots !== undefined && options.slotsJson !== undefined) throw new ContextLensError('invalid-option', 'give slots or slotsJson, not both');
+    if ((options.slots !== undefined || options.slotsJson !== undefined) && options.fixture !== undefined) throw new ContextLensError('invalid-option', 'give slots or a fixture, not both');
     if (options.provider !== undefined && !PROVIDERS.includes(options.provider)) throw new ContextLensError('invalid-option', `provider must be one of ${PROVIDERS.join(', ')}`);
     if (options.maxInputTokens !== undefined && !(Number.isInteger(options.maxInputTokens) && options.maxInputTokens > 0)) throw new ContextLensError('invalid-option', 'maxInputTokens must be a positive whole number');
     const path = this.resolve(templatePath);
@@ -205,11 +214,13 @@ export class Workspace {
     let fixture: FixtureDoc | undefined;
     let prep: Prepared | undefined;
     const overrides = options.now !== undefined || options.filters !== undefined || options.maxInputTokens !== undefined || options.context !== undefined;
-    if (options.slots !== undefined) {
+    if (options.slots !== undefined || options.slotsJson !== undefined) {
       prep = this.prepared.get(path, prepOptions);
       const valuesPath = `${path}#${options.name ?? 'values'}`;
+      const json = options.slotsJson !== undefined ? slotsFromJson(options.slotsJson, prep.template.format === 'prompty') : undefined;
+      const slots = json?.plain ?? options.slots ?? {};
       // Run-time values: list slots as lists of items, turns in the roles their slot allows, secrets found (values.ts).
-      const scanned = scanValueSecrets(normaliseValues(options.slots, prep.config.slots), valuesPath, options.redactSecrets === true);
+      const scanned = scanValueSecrets(normaliseValues(slots, prep.config.slots), valuesPath, options.redactSecrets === true);
       // A slot no config declares takes the template's plain data as its runtime would get it (Prompty prints a null as None).
       const declared = prep.config.slots ?? {};
       let doc = fixtureFromValues(options.name ?? 'values', scanned.values, {
@@ -223,6 +234,8 @@ export class Workspace {
         const resolved = resolveFixtureFiles(doc, this.host);
         doc = resolved.doc;
       }
+      // The values as Python's json reads the text, where the checks above kept the value as given.
+      if (json?.typed) for (const [name, v] of Object.entries(doc.slots)) if ((v.type === 'data' || v.type === 'items') && Object.hasOwn(json.typed, name) && scanned.values[name] === slots[name]) withRuntimeValue(v, json.typed[name]);
       fixture = doc;
       ({ result, config } = this.run(prep, doc, options));
       findings = finish(dedupe([...prep.findings, ...doc.findings, ...scanned.findings, ...result.findings]), prep, severities);
@@ -334,6 +347,30 @@ export class Workspace {
 /** Opens the folder `dir` as a workspace. Only the model files are read here; the rest when a method is called. */
 export function openWorkspace(dir: string, options: WorkspaceOptions = {}): Workspace {
   return new Workspace(dir, options);
+}
+
+/**
+ * The slots of a JSON text: plain values, and for a Prompty template the values as Python's json
+ * reads them (floats written with a fraction or an exponent stay floats). Not JSON, or not an
+ * object, is an `invalid-option` error.
+ */
+function slotsFromJson(text: string, runtime: boolean): { plain: Record<string, unknown>; typed?: Record<string, unknown> } {
+  let plain: unknown;
+  try {
+    plain = JSON.parse(text);
+  } catch (e) {
+    throw new ContextLensError('invalid-option', `slotsJson is not JSON: ${(e as Error).message}`);
+  }
+  if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) throw new ContextLensError('invalid-option', 'slotsJson must be a JSON object of slot values (slot name -> value)');
+  if (!runtime) return { plain: plain as Record<string, unknown> };
+  let typed: unknown;
+  try {
+    typed = parseJsonValues(text);
+  } catch {
+    // Nested deeper than the engine reads: the plain values are checked (and refused) as any.
+    typed = undefined;
+  }
+  return { plain: plain as Record<string, unknown>, ...(typed !== null && typeof typed === 'object' ? { typed: typed as Record<string, unknown> } : {}) };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

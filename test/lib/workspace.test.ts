@@ -154,6 +154,18 @@ describe('assemble', () => {
     expect(text(sample)[0]).not.toMatch(/'2024-01-02'/);
   });
 
+  it('takes the slots as a JSON text, so a Prompty template gets floats and big integers as Python reads them', () => {
+    const dir = workspaceWith({ '.git/HEAD': '', 'n.prompty': '---\nname: n\nmodel:\n  api: chat\n---\nuser:\n{{ a }} {{ b }} {{ c }} {{ d }} {{ e.f }}\n' });
+    const lib = openWorkspace(dir, { modelFiles: false });
+    const text = '{"a": 1.0, "b": -0.0, "c": 1e20, "d": 12345678901234567890, "e": {"f": 2.50}}';
+    expect(lib.assemble('n.prompty', { slotsJson: text }).messages[0].content).toBe('1.0 -0.0 1e+20 12345678901234567890 2.5');
+    // As JavaScript values the same numbers are integers (and the big one is rounded).
+    expect(lib.assemble('n.prompty', { slots: JSON.parse(text) as Record<string, unknown> }).messages[0].content).toBe('1 0 100000000000000000000 12345678901234567168 2.5');
+    expect(() => lib.assemble('n.prompty', { slotsJson: '{"a": ' })).toThrow(ContextLensError);
+    expect(() => lib.assemble('n.prompty', { slotsJson: '[1]' })).toThrow(/JSON object/);
+    expect(() => lib.assemble('n.prompty', { slotsJson: '{}', slots: {} })).toThrow(/not both/);
+  });
+
   it('says where a Prompty sample reads the environment, which is never read', () => {
     const dir = workspaceWith({ '.git/HEAD': '', 'e.prompty': '---\nname: e\nmodel:\n  api: chat\nsample:\n  persona: ${env:PERSONA}\n---\nsystem:\nYou are {{ persona }}.\n' });
     const r = openWorkspace(dir, { modelFiles: false }).assemble('e.prompty');

@@ -27,7 +27,7 @@ import { openWorkspace, type AssembleOutput, type Finding, type Workspace } from
 import { GOLDEN_FILES, mask, readGolden, type GoldenCase } from './promptyGolden';
 import { PyFloat } from '../../src/core/language/jinja/values';
 
-type Cls = 'exact' | 'neutralised' | 'inexpressible' | 'reported' | 'error-reported' | 'other-line' | 'different';
+type Cls = 'exact' | 'exact-from-json-text' | 'neutralised' | 'inexpressible' | 'reported' | 'error-reported' | 'other-line' | 'different';
 type Part = { text: string } | { media: string };
 
 /** Adjacent text parts merged, empty texts left out: attribution cuts the product's text by slot. */
@@ -108,6 +108,27 @@ function classify(c: GoldenCase, ws: Workspace, root: string): Outcome {
   } catch (e) {
     return { cls: 'different', detail: `threw ${(e as Error).message}` };
   }
+  const first = outcomeOf(c, r, root);
+  if (first.cls !== 'inexpressible') return first;
+  // The same inputs as a JSON text (`slotsJson`), which keeps what JavaScript numbers cannot.
+  const again = outcomeOf(c, ws.assemble(`${c.id}/case.prompty`, { slotsJson: pyJson(c.inputs) }), root);
+  return again.cls === 'exact' ? { cls: 'exact-from-json-text' } : again.cls === 'reported' ? again : first;
+}
+
+/** JSON text as Python's json.dumps writes the value: a float keeps its fraction (`1.0`, `-0.0`), a big integer its digits. */
+function pyJson(v: unknown): string {
+  if (v instanceof PyFloat) {
+    if (Object.is(v.v, -0)) return '-0.0';
+    const t = String(v.v);
+    return /[.eE]/.test(t) ? t : `${t}.0`;
+  }
+  if (typeof v === 'bigint') return v.toString();
+  if (Array.isArray(v)) return `[${v.map(pyJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${pyJson(x)}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+function outcomeOf(c: GoldenCase, r: AssembleOutput, root: string): Outcome {
   // A located unsupported-feature explains a difference; the note that the request could not be cut into slots does not.
   const unsupported = r.findings.find((f) => f.rule === 'unsupported-feature' && located(f, c, root) && !ATTRIBUTION_LOST.test(f.message));
   // Neutralised by design: each neutralisation is in the trace, and a delimiter-breakout finding
