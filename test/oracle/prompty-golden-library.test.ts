@@ -111,7 +111,7 @@ function classify(c: GoldenCase, ws: Workspace, root: string): Outcome {
   const first = outcomeOf(c, r, root);
   if (first.cls !== 'inexpressible') return first;
   // The same inputs as a JSON text (`slotsJson`), which keeps what JavaScript numbers cannot.
-  const again = outcomeOf(c, ws.assemble(`${c.id}/case.prompty`, { slotsJson: pyJson(c.inputs) }), root);
+  const again = outcomeOf(c, ws.assemble(`${c.id}/case.prompty`, { slotsJson: pyJson(c.inputs) }), root, true);
   return again.cls === 'exact' ? { cls: 'exact-from-json-text' } : again.cls === 'reported' ? again : first;
 }
 
@@ -128,7 +128,8 @@ function pyJson(v: unknown): string {
   return JSON.stringify(v);
 }
 
-function outcomeOf(c: GoldenCase, r: AssembleOutput, root: string): Outcome {
+/** The class of one assembly; `fromJsonText` when the inputs were given as their JSON text (nothing is then inexpressible). */
+function outcomeOf(c: GoldenCase, r: AssembleOutput, root: string, fromJsonText = false): Outcome {
   // A located unsupported-feature explains a difference; the note that the request could not be cut into slots does not.
   const unsupported = r.findings.find((f) => f.rule === 'unsupported-feature' && located(f, c, root) && !ATTRIBUTION_LOST.test(f.message));
   // Neutralised by design: each neutralisation is in the trace, and a delimiter-breakout finding
@@ -149,7 +150,7 @@ function outcomeOf(c: GoldenCase, r: AssembleOutput, root: string): Outcome {
   if (got === want) return { cls: 'exact' };
   const detail = `\n  got  ${got}\n  want ${want}\n  findings ${r.findings.map((f) => `${f.rule}: ${f.message}`).join(' | ')}`;
   if (breakout) return { cls: 'neutralised', detail };
-  if (c.inputs !== undefined && inexpressible(c.inputs)) return { cls: 'inexpressible', detail };
+  if (!fromJsonText && c.inputs !== undefined && inexpressible(c.inputs)) return { cls: 'inexpressible', detail };
   // Nothing the file's runtime line reads says which line it is for (no front matter, an empty
   // one, or one without a v2 key): the product follows the other line, says so in the trace, and
   // reports at a place in the file why that line does not render it.
