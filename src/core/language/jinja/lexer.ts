@@ -54,6 +54,8 @@ export interface Token {
   value: string | number | bigint;
   start: number;
   end: number;
+  /** The end of a tag the recovering lexer could not read to its end (the problem is reported already). */
+  synthetic?: boolean;
 }
 
 const OPERATORS: [string, TokType][] = (
@@ -171,7 +173,8 @@ export function unescapeString(raw: string, at: number): string {
 export interface LexIssue {
   span: { start: number; end: number };
   message: string;
-  error: Error;
+  /** What the strict lexer throws there (made when asked: a text of stray braces has thousands of issues). */
+  error: () => Error;
 }
 
 /** How far a tag is scanned for string literals when looking for its end; longer tags are read without that care. */
@@ -187,7 +190,11 @@ function tagClose(src: string, at: number, closer: string, find: (needle: string
   OPENER.lastIndex = at + 2;
   let next = OPENER.exec(src)?.index ?? -1;
   const segEnd = Math.min(close < 0 ? src.length : close, at + QUOTE_SCAN_LIMIT);
-  if (/["']/.test(src.slice(at + 2, segEnd))) {
+  const quoteAt = (q: string) => {
+    const k = find(q, at + 2);
+    return k >= 0 && k < segEnd;
+  };
+  if (quoteAt('"') || quoteAt("'")) {
     let quote = '';
     let nextQ = -1;
     const end = Math.min(src.length, at + QUOTE_SCAN_LIMIT);
@@ -258,7 +265,7 @@ export function tokenize(src: string, issues?: LexIssue[]): Token[] {
       if (close < 0) {
         const end = Math.max(at + 2, lineEnd(at));
         const what = kind === '{' ? 'placeholder' : kind === '%' ? 'Jinja tag' : 'Jinja comment';
-        const error = syntaxError(kind === '#' ? 'Missing end of comment tag' : 'unexpected end of template', at, at + 2);
+        const error = () => syntaxError(kind === '#' ? 'Missing end of comment tag' : 'unexpected end of template', at, at + 2);
         issues.push({ span: { start: at, end }, message: `Unterminated ${what} '${shownTag(src, at, end)}': no closing '${closer}'.`, error });
         scan = at + 2;
         continue;
@@ -285,7 +292,7 @@ export function tokenize(src: string, issues?: LexIssue[]): Token[] {
       if (!end) {
         const error = syntaxError('Missing end of raw directive', at, at + raw[0].length);
         if (!issues) throw error;
-        issues.push({ span: { start: at, end: at + raw[0].length }, message: `'${raw[0]}' is never closed: add '{% endraw %}'.`, error });
+        issues.push({ span: { start: at, end: at + raw[0].length }, message: `'${raw[0]}' is never closed: add '{% endraw %}'.`, error: () => error });
         if (bodyStart < n) toks.push({ type: 'data', value: src.slice(bodyStart), start: bodyStart, end: n });
         pos = scan = n;
         break;
@@ -325,10 +332,17 @@ export function tokenize(src: string, issues?: LexIssue[]): Token[] {
       error = e;
     }
     if (error) {
-      toks.length = text ? mark + 1 : mark;
+      // The tag keeps what was read before the problem and ends at its closer, so the parser still
+      // sees the tag (a loop keeps its target); the end is marked, and the parser reports nothing
+      // more at it.
       const end = closeAt + 2;
       const span = (error as { span?: { start: number; end: number } }).span ?? { start: at, end };
-      issues.push({ span: { start: Math.min(span.start, end), end: Math.min(Math.max(span.end, span.start), end) }, message: error.message, error });
+      let keep = toks.length;
+      while (keep > mark && toks[keep - 1].start >= Math.min(span.start, closeAt)) keep--;
+      toks.length = Math.max(keep, text ? mark + 2 : mark + 1);
+      toks.push({ type: isBlock ? 'block_end' : 'variable_end', value: src.slice(closeAt, end), start: closeAt, end, synthetic: true });
+      const e = error;
+      issues.push({ span: { start: Math.min(span.start, end), end: Math.min(Math.max(span.end, span.start), end) }, message: error.message, error: () => e });
       pos = end;
     }
     scan = pos;

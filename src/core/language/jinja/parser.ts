@@ -166,7 +166,9 @@ export class Parser {
     const kind = err instanceof RangeError ? 'limit' : this.failKind;
     this.failKind = 'syntax';
     const at = (err as { span?: Span }).span ?? { start: tagStart, end: this.cur.end };
+    const reported = this.cur.synthetic === true;
     this.skipTag(closer);
+    if (reported) return;
     this.issues!.push({ kind, span: kind === 'syntax' || kind === 'limit' ? at : { start: tagStart, end: this.toks[this.i - 1]?.end ?? at.end }, error: err });
   }
 
@@ -444,7 +446,12 @@ export class Parser {
       this.failKind = kind;
       const at = (err as { span?: Span }).span;
       const from = this.i;
+      const reported = this.cur.synthetic === true;
       this.recoverHead();
+      if (reported) {
+        this.failKind = 'syntax';
+        return fallback();
+      }
       const span = kind === 'syntax' ? (at ?? { start: tagStart, end: this.cur.end }) : { start: tagStart, end: this.cur.type === 'block_end' ? this.cur.end : this.toks[Math.max(from, this.i - 1)].end };
       this.issues.push({ kind: err instanceof RangeError ? 'limit' : kind, span, error: err });
       this.failKind = 'syntax';
@@ -473,20 +480,33 @@ export class Parser {
   private parseFor(begin: Token): Stmt {
     this.expect('name:for');
     const none = (): Expr => ({ k: 'Tuple', items: [], ctx: 'store', span: { start: begin.start, end: begin.start } });
-    const { target, iter, test, recursive } = this.headPart(
+    // The target is read on its own, so a loop whose iterable is broken still binds its names.
+    let broken = false;
+    const target = this.headPart(
+      () => this.parseAssignTarget({ extraEndRules: ['name:in'] }),
       () => {
-        const target = this.parseAssignTarget({ extraEndRules: ['name:in'] });
-        this.expect('name:in');
-        const iter = this.parseTuple({ withCondexpr: false, extraEndRules: ['name:recursive'] });
-        let test: Expr | null = null;
-        if (this.skipIf('name:if')) test = this.parseExpression();
-        const recursive = this.skipIf('name:recursive');
-        return { target, iter, test, recursive };
+        broken = true;
+        return none();
       },
-      () => ({ target: none(), iter: { k: 'Const', value: null, span: { start: begin.start, end: begin.start } } as Expr, test: null, recursive: false }),
       begin.start,
       'for-head',
     );
+    const nothing = () => ({ iter: { k: 'Const', value: null, span: { start: begin.start, end: begin.start } } as Expr, test: null as Expr | null, recursive: false });
+    const { iter, test, recursive } = broken
+      ? nothing()
+      : this.headPart(
+          () => {
+            this.expect('name:in');
+            const iter = this.parseTuple({ withCondexpr: false, extraEndRules: ['name:recursive'] });
+            let test: Expr | null = null;
+            if (this.skipIf('name:if')) test = this.parseExpression();
+            const recursive = this.skipIf('name:recursive');
+            return { iter, test, recursive };
+          },
+          nothing,
+          begin.start,
+          'for-head',
+        );
     const head = this.head(begin);
     const node: Extract<Stmt, { k: 'For' }> = { k: 'For', target, iter, body: [], else_: [], test, recursive, span: head };
     node.body = this.parseStatements(['name:endfor', 'name:else'], false, head);

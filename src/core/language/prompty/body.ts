@@ -36,9 +36,11 @@ export function roleLinePattern(line: PromptyLine): RegExp {
 
 /**
  * Top-level text `[start, end)` of the template, split at its role lines: text nodes (whose text is
- * the source with `trim` applied at its two ends: what renders) and role marks.
+ * what renders of the source between) and role marks. A role line must stand alone on its line
+ * once rendered: `tailBreaks` says whether what renders right after this text starts a new line
+ * (a role line at the very end of the text needs that).
  */
-export function splitRoles(text: string, bodyStart: number, start: number, end: number, roleLine: RegExp, rendered: (from: number, to: number) => string): Item[] {
+export function splitRoles(text: string, bodyStart: number, start: number, end: number, roleLine: RegExp, rendered: (from: number, to: number) => string, tailBreaks = false): Item[] {
   const out: Item[] = [];
   const push = (from: number, to: number) => {
     if (to <= from) return;
@@ -52,7 +54,7 @@ export function splitRoles(text: string, bodyStart: number, start: number, end: 
     const lineStart = start + m.index;
     const atLineStart = lineStart === bodyStart || /[\r\n]/.test(text.charAt(lineStart - 1));
     const afterEnd = lineStart + m[0].length;
-    const alone = m[4] !== '' || afterEnd === text.length;
+    const alone = m[4] !== '' || (afterEnd === end && tailBreaks);
     if (!atLineStart || !alone) continue;
     const markerStart = lineStart + m[1].length;
     push(from, lineStart);

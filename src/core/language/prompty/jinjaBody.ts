@@ -128,6 +128,49 @@ function aliasOf(target: Expr): string | undefined {
   return undefined;
 }
 
+type Piece = Stmt | Expr | { k: 'Data'; span: Span; data: string };
+
+/**
+ * Whether what renders first from `pieces` starts a new line (a role line before them then stands
+ * alone), as far as the tree tells: text, the first text of a loop's body, the first text of every
+ * branch of an `if` that has content (followed by what comes after the block); a printed value is
+ * unknown (no). `atEnd` is the answer at the end of the template.
+ */
+function breaksFirst(pieces: readonly Piece[], atEnd: boolean, depth = 0): boolean {
+  if (depth > 32) return false;
+  for (let i = 0; i < pieces.length; i++) {
+    const p = pieces[i];
+    const rest = () => pieces.slice(i + 1);
+    switch (p.k) {
+      case 'Data':
+        if (p.data === '') continue;
+        return p.data.startsWith('\n');
+      case 'Output':
+        return breaksFirst([...p.nodes, ...rest()], atEnd, depth + 1);
+      case 'For':
+        return breaksFirst([...p.body, ...rest()], atEnd, depth + 1);
+      case 'If': {
+        // The branches that render something decide (an `if` without `else` is written for when it holds).
+        const branches = [p.body, ...p.elif_.map((e) => e.body), p.else_].filter((b) => b.length > 0);
+        if (branches.length === 0) continue;
+        return branches.every((b) => breaksFirst([...b, ...rest()], atEnd, depth + 1));
+      }
+      case 'Assign':
+      case 'AssignBlock':
+      case 'Macro':
+      case 'Import':
+      case 'FromImport':
+        continue;
+      default:
+        return false;
+    }
+  }
+  return atEnd;
+}
+
+/** Problems quoted in full in their findings; index.ts lists no more than MAX_TEMPLATE_FINDINGS. */
+const MAX_QUOTED = 200;
+
 class Builder {
   readonly findings: Finding[] = [];
   /** Loops built from a `for`, to hand their uses the node they iterate. */
@@ -142,6 +185,8 @@ class Builder {
     private readonly parsed: JinjaParse,
     private readonly at: (offset: number) => number,
     private readonly roleLine: RegExp,
+    /** Whether the end of the template ends a role line: Prompty v2 reads lines, 0.1.x needs a newline after the colon. */
+    private readonly endBreaks: boolean,
   ) {}
 
   span(s: Span): Span {
@@ -155,20 +200,21 @@ class Builder {
 
   /** The nodes of a statement list; `top` splits its text at role lines. */
   list(stmts: readonly Stmt[], top: boolean, out: Item[] = []): Item[] {
-    for (const s of stmts) this.stmt(s, top, out);
+    stmts.forEach((s, i) => this.stmt(s, top, out, top ? stmts.slice(i + 1) : []));
     return out;
   }
 
-  private stmt(s: Stmt, top: boolean, out: Item[]): void {
+  private stmt(s: Stmt, top: boolean, out: Item[], after: readonly Stmt[]): void {
     switch (s.k) {
       case 'Output':
-        for (const n of s.nodes) {
+        s.nodes.forEach((n, j) => {
           if (n.k === 'Data') {
             const sp = this.span(n.span);
-            if (top) out.push(...splitRoles(this.text, this.bodyStart, sp.start, sp.end, this.roleLine, (a, b) => this.text.slice(a, b)));
+            const tail = top && sp.end > sp.start && !/[\r\n]$/.test(n.data) ? breaksFirst([...s.nodes.slice(j + 1), ...after], this.endBreaks) : false;
+            if (top) out.push(...splitRoles(this.text, this.bodyStart, sp.start, sp.end, this.roleLine, (a, b) => this.text.slice(a, b), tail));
             else if (sp.end > sp.start) out.push({ type: 'text', text: this.text.slice(sp.start, sp.end), span: sp });
           } else this.print(n, out);
-        }
+        });
         return;
       case 'For':
         this.loop(s, out);
@@ -279,11 +325,18 @@ class Builder {
   /** The recovering parse's problems as findings, worded for the editor. */
   report(): void {
     const quote = (s: Span) => quoteTag(this.text, s);
+    // A text of stray braces has thousands of problems; only the first are shown (index.ts caps the list), so only they are quoted.
+    let quoted = 0;
     for (const i of this.parsed.lexIssues) {
-      if (i.error instanceof Unsupported || i.error instanceof LimitError) continue; // the renderer reports what it cannot reproduce
       const span = this.span(i.span);
-      const wording = /^(Unterminated|')/.test(i.message) ? i.message.replace(/'([^']*)'/, (_m, s: string) => `'${quote({ start: span.start, end: Math.min(span.end, span.start + s.length) })}'`) : `Jinja2 cannot read this tag: ${i.message.replace(/ at \d+$/, '')}.`;
-      this.invalid(span, wording);
+      const ours = /^(Unterminated|')/.test(i.message);
+      if (!ours) {
+        const error = i.error();
+        if (error instanceof Unsupported || error instanceof LimitError) continue; // the renderer reports what it cannot reproduce
+        this.invalid(span, `Jinja2 cannot read this tag: ${i.message.replace(/ at \d+$/, '')}.`);
+      } else if (quoted++ < MAX_QUOTED) {
+        this.invalid(span, i.message.replace(/'([^']*)'/, (_m, s: string) => `'${quote({ start: span.start, end: Math.min(span.end, span.start + s.length) })}'`));
+      } else this.invalid(span, i.message.replace(/'[^']*'/, 'here'));
     }
     for (const i of this.parsed.issues) this.issue(i, quote);
   }
@@ -340,7 +393,7 @@ export function parseJinjaBody(path: string, text: string, bodyStart: number, li
   const keep = line === 'v2';
   const parsed = parseJinja(normalizeTemplate(source, keep));
   const at = sourceOffsets(text, bodyStart);
-  const b = new Builder(path, text, bodyStart, parsed, at, roleLinePattern(line));
+  const b = new Builder(path, text, bodyStart, parsed, at, roleLinePattern(line), line === 'v2');
   const items = b.list(parsed.body, true);
   b.report();
   const messages = toMessages(items, bodyStart, text.length);

@@ -25,6 +25,19 @@ interface Frame {
   section: boolean;
 }
 
+/** Whether what renders first from the tokens after `from` starts a new line (a printed value: unknown, no). */
+function breaksFirst(toks: readonly MustacheToken[], from: number, atEnd: boolean): boolean {
+  for (let i = from; i < toks.length; i++) {
+    const t = toks[i];
+    if (t.type === 'literal') {
+      if (t.key === '') continue;
+      return t.key.startsWith('\n') || t.key.startsWith('\r');
+    }
+    if (t.type === 'variable' || t.type === 'no escape') return false;
+  }
+  return atEnd;
+}
+
 export function parseMustacheBody(path: string, text: string, bodyStart: number, inputs: Record<string, Span>, line: PromptyLine): BodyResult {
   const findings: Finding[] = [];
   const issues: MustacheIssue[] = [];
@@ -57,13 +70,13 @@ export function parseMustacheBody(path: string, text: string, bodyStart: number,
     return { path: r.path, use };
   };
 
-  for (const t of toks) {
+  toks.forEach((t, ti) => {
     const list = top().list;
     switch (t.type) {
       case 'literal': {
         const span = sp(t);
         const rendered = (a: number, b: number) => (b === span.end ? t.key.slice(a - span.start) : text.slice(a, b));
-        if (frames.length === 1) list.push(...splitRoles(text, bodyStart, span.start, span.end, roleLine, rendered));
+        if (frames.length === 1) list.push(...splitRoles(text, bodyStart, span.start, span.end, roleLine, rendered, /[\r\n]$/.test(t.key) ? false : breaksFirst(toks, ti + 1, line === 'v2')));
         else if (t.key !== '') list.push({ type: 'text', text: t.key, span });
         break;
       }
@@ -110,7 +123,7 @@ export function parseMustacheBody(path: string, text: string, bodyStart: number,
       default:
         break;
     }
-  }
+  });
 
   const quote = (s: Span) => quoteTag(text, s);
   for (const i of issues) {
