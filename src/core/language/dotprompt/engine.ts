@@ -356,6 +356,24 @@ function parseFrontMatterYaml(text: string): unknown {
   return doc.toJS({ maxAliasCount: 100 });
 }
 
+/** Parsed front matters (or their error) by text: an edit of the body, or a thousand templates of one header, parse it once. */
+const frontMatters = new BoundedCache<string, { value: unknown } | { error: unknown }>(CACHE_SIZE, MAX_SOURCE_LENGTH);
+
+/** `parseFrontMatterYaml`, once per text. The value is shared: nothing here changes it (prepareSource copies its top level). */
+function frontMatterYaml(text: string): unknown {
+  let hit = frontMatters.get(text);
+  if (!hit) {
+    try {
+      hit = { value: parseFrontMatterYaml(text) };
+    } catch (error) {
+      hit = { error };
+    }
+    frontMatters.set(text, hit, text.length);
+  }
+  if ('error' in hit) throw hit.error;
+  return hit.value;
+}
+
 /** dotprompt's parseDocument, as far as rendering depends on it. */
 function prepareSource(source: string): PreparedSource {
   const match = matchFrontMatter(source);
@@ -363,7 +381,7 @@ function prepareSource(source: string): PreparedSource {
   const { frontmatter, frontmatterStart: fmStart, body, bodyStart } = match;
   let parsed: unknown;
   try {
-    parsed = parseFrontMatterYaml(frontmatter);
+    parsed = frontMatterYaml(frontmatter);
   } catch {
     // dotprompt logs the error and renders the whole file (front matter included), trimmed.
     return { template: source.trim(), offset: leadingWs(source), issues: [] };
@@ -541,6 +559,8 @@ interface Compiled {
   prepared: PreparedSource;
   analysis?: Analysis;
   template?: HbTemplate;
+  /** The template's text pieces, which its compiled code reads from `@CONTENT_KEY` (`contentAsData`). */
+  contents?: readonly string[];
   /** Issues that stop the render (parse/compile errors, limits). */
   fatal: EngineIssue[];
   partials?: Record<string, HbTemplate>;
@@ -614,6 +634,56 @@ function errorLoc(err: unknown): Loc | undefined {
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/**
+ * Where a template's compiled code finds its text pieces: a data variable (`@…`) that no template
+ * can name, since it starts with a noncharacter. Set after the caller's context, so it always wins.
+ */
+const CONTENT_KEY = '\uFDD0content';
+
+/**
+ * A copy of the processed tree with every text piece replaced by a lookup of its number in
+ * `@CONTENT_KEY`, and the pieces. Whitespace control has already shaped the pieces, and a text
+ * piece compiles to nothing but appending it, so the compiled code of the shape renders the
+ * template exactly when it is given the pieces: two templates that differ only in their text (an
+ * edit of the prose, a thousand variants of one template) share one compile. The copy leaves the
+ * shared tree as parsed (Handlebars' compiler also rewrites literal paths in place); locations
+ * are shared, never changed.
+ */
+function contentAsData(tree: HbNode): { shape: HbNode; contents: string[] } {
+  const contents: string[] = [];
+  const copy = (v: unknown, depth: number): unknown => {
+    if (!v || typeof v !== 'object') return v;
+    // Bounded before it gets here (MAX_NESTING, MAX_TOTAL_NESTING); each level is a few objects deep.
+    if (depth > 8 * (MAX_TOTAL_NESTING + MAX_NESTING)) throw new LimitError('the template nests too deep');
+    if (Array.isArray(v)) return v.map((x) => copy(x, depth + 1));
+    const n = v as HbNode;
+    if (n.type === 'ContentStatement' && typeof n.value === 'string' && n.value !== '') {
+      const i = contents.push(n.value) - 1;
+      const loc = n.loc;
+      return { type: 'MustacheStatement', path: { type: 'PathExpression', data: true, depth: 0, parts: [CONTENT_KEY, String(i)], original: `@${CONTENT_KEY}.${i}`, loc }, params: [], escaped: false, strip: { open: false, close: false }, loc };
+    }
+    const out: HbNode = { type: n.type };
+    for (const key of Object.keys(n)) out[key] = key === 'loc' ? n.loc : copy(n[key], depth + 1);
+    return out;
+  };
+  return { shape: copy(tree, 0) as HbNode, contents };
+}
+
+/**
+ * Compiled code by shape (the tree without its text and locations) and the helpers compiled as
+ * known. Locations only reach helpers' `options.loc`, which no helper here reads.
+ */
+const shapes = new BoundedCache<string, HbTemplate>(CACHE_SIZE * 2, 4 * MAX_SOURCE_LENGTH);
+
+function compileShape(shape: HbNode, extraHelpers: readonly string[]): HbTemplate {
+  const key = JSON.stringify([extraHelpers, shape], (k, v: unknown) => (k === 'loc' ? undefined : v));
+  const hit = shapes.get(key);
+  if (hit) return hit;
+  const template = compileAst(shape, extraHelpers, true);
+  shapes.set(key, template, key.length);
+  return template;
+}
+
 /** Parses, checks and compiles a template or partial source. Throws the error Handlebars would, or a LimitError. */
 function compileChecked(source: string, what: string, code: CodeRegistered): { template: HbTemplate; analysis: Analysis; unknown: Map<string, Loc | undefined> } {
   if (source.length > MAX_SOURCE_LENGTH) throw new LimitError(`${what} is longer than ${MAX_SOURCE_LENGTH} characters`);
@@ -647,7 +717,7 @@ function compileUncached(source: string, partials: Record<string, string> | unde
   let ast: HbNode;
   try {
     // The tree the slot scanner already read for this body (parsed once); the compiler gets a copy.
-    ast = structuredClone(bodyTree(prepared.template) as HbNode);
+    ast = bodyTree(prepared.template) as HbNode;
   } catch (err) {
     const loc = errorLoc(err) ?? (/^(Parse|Lexical) error/.test(messageOf(err)) ? parseErrorLoc(err) : undefined);
     // Handlebars quotes a window of the source around the error: no piece of a secret in it.
@@ -660,8 +730,9 @@ function compileUncached(source: string, partials: Record<string, string> | unde
   const unknownHelpers = undeclaredHelpers(analysis, code);
   const placeholderHelpers = [...code.helpers, ...unknownHelpers.keys()];
   let template: HbTemplate;
+  const { shape, contents } = contentAsData(ast); // a copy: the tree stays as parsed
   try {
-    template = compileAst(ast, placeholderHelpers, true);
+    template = compileShape(shape, placeholderHelpers);
   } catch (err) {
     const rule = err instanceof RangeError ? 'unsupported-feature' : 'template-invalid';
     return { prepared, analysis, ...none, fatal: [{ rule, message: messageOf(err), span: locSpan(prepared, errorLoc(err)) }] };
@@ -675,7 +746,7 @@ function compileUncached(source: string, partials: Record<string, string> | unde
     if (name === '__proto__' || Object.prototype.hasOwnProperty.call(given, name)) continue;
     compiledPartials[name] = placeholderPartial(name);
   }
-  return { prepared, analysis, template, fatal: [], placeholderHelpers, unknownHelpers, partials: Object.keys(compiledPartials).length || partials ? compiledPartials : undefined };
+  return { prepared, analysis, template, contents, fatal: [], placeholderHelpers, unknownHelpers, partials: Object.keys(compiledPartials).length || partials ? compiledPartials : undefined };
 }
 
 /** Partial names the template and the given partials (transitively) refer to. A partial that does not parse fails later, at its call. */
@@ -964,6 +1035,7 @@ export function renderDotprompt(source: string, data: DotpromptData, options: Do
       data: {
         metadata: { prompt: promptMetadata(prepared.raw), docs: data.docs, messages: data.messages },
         ...context,
+        [CONTENT_KEY]: compiled.contents ?? [],
       },
     };
     if (compiled.partials) runtime.partials = compiled.partials;
