@@ -202,12 +202,15 @@ function environmentReferences(values: Record<string, unknown>): string[] {
   return [...out].slice(0, 16);
 }
 
-/** Plain data of a runtime value: Python floats as numbers, big integers as strings of their digits. */
+/** Plain data of a runtime value: Python floats as numbers, big integers as strings of their digits, dates and bytes as their text. */
 function plainData(v: unknown, depth = 0): unknown {
   if (v instanceof PyFloat) return v.v;
   if (typeof v === 'bigint') return v.toString();
   if (depth > 64 || v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map((x) => plainData(x, depth + 1));
+  // A value of the runtime's own type (a date, bytes) is its text.
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return String(v);
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) Object.defineProperty(out, k, { value: plainData(x, depth + 1), enumerable: true, writable: true, configurable: true });
   return out;
