@@ -4,6 +4,7 @@
  * into the lexed text. Non-ASCII characters inside a tag (outside string literals) are reported as
  * unsupported: Python's identifier and digit classes are not reproduced.
  */
+import { ForwardFinder } from '../shared';
 import { PY_WS } from './pystr';
 import { LimitError, PyError, Unsupported } from './values';
 
@@ -216,18 +217,6 @@ function tagClose(src: string, at: number, closer: string, find: (needle: string
   return close < 0 || (next >= 0 && next < close) ? -1 : close;
 }
 
-/** `indexOf` that remembers its answers, so a text full of unterminated tags is read in linear time. */
-function forwardFinder(src: string): (needle: string, from: number) => number {
-  const memo = new Map<string, { from: number; at: number }>();
-  return (needle, from) => {
-    const m = memo.get(needle);
-    if (m && from >= m.from && (m.at === -1 || m.at >= from)) return m.at;
-    const at = src.indexOf(needle, from);
-    memo.set(needle, { from, at });
-    return at;
-  };
-}
-
 /** What the editor shows of a tag: its first characters on its line. */
 function shownTag(src: string, at: number, end: number): string {
   return src.slice(at, Math.min(end, at + 40));
@@ -243,11 +232,9 @@ export function tokenize(src: string, issues?: LexIssue[]): Token[] {
   const toks: Token[] = [];
   let pos = 0;
   const n = src.length;
-  const find = issues ? forwardFinder(src) : (needle: string, from: number) => src.indexOf(needle, from);
-  const lineEnd = (from: number): number => {
-    const k = find('\n', from);
-    return k < 0 ? n : k;
-  };
+  const finder = new ForwardFinder(src);
+  const find = issues ? (needle: string, from: number) => finder.indexOf(needle, from) : (needle: string, from: number) => src.indexOf(needle, from);
+  const lineEnd = (from: number): number => finder.lineEnd(from);
   let scan = 0;
   while (pos < n) {
     OPENER.lastIndex = scan;

@@ -10,7 +10,6 @@ import type { Span } from '../../types';
 import type { Expr, Stmt } from './parser';
 import type { FrameInfo } from './symbols';
 import type { Unit } from './interpreter';
-import { compileTemplate } from './interpreter';
 import { annotate, exprChildren, stmtChildren } from './symbols';
 
 /** The globals of Prompty's Jinja environment (jinja2's DEFAULT_NAMESPACE); never context variables. */
@@ -88,25 +87,6 @@ export interface VariableUse {
   span: Span;
   /** `each`: the iterable of a for loop; `if`: inside an if test; `var`: anything else. */
   form: 'var' | 'each' | 'if';
-}
-
-export interface TemplateVariables {
-  /** Undeclared variables (jinja2's meta), in order of first use. */
-  names: string[];
-  /** Every load of one of them, in source order. */
-  uses: VariableUse[];
-}
-
-/**
- * The context variables a Jinja body reads and where. Throws what `compileTemplate` throws (a
- * syntax error), so a caller can report the template as the renderer would.
- */
-export function templateVariables(body: string): TemplateVariables {
-  const unit = compileTemplate('\u0000uses', body);
-  const names = undeclaredVariables(unit);
-  const uses = variableUses(unit.body, names);
-  const order = [...names].sort((a, b) => firstAt(uses, a) - firstAt(uses, b));
-  return { names: order, uses };
 }
 
 /** Where each of `names` (a template's undeclared variables) is loaded in the tree, in source order of the walk. */
@@ -195,11 +175,6 @@ export function variableUses(body: Stmt[], names: ReadonlySet<string>): Variable
   };
   for (const s of body) walk(s, new Set(), 'var');
   return uses;
-}
-
-function firstAt(uses: readonly VariableUse[], name: string): number {
-  const u = uses.find((x) => x.name === name);
-  return u ? u.span.start : Number.MAX_SAFE_INTEGER;
 }
 
 /** Names a store target binds (`d`, `k, v`). */

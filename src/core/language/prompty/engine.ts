@@ -810,23 +810,33 @@ function v2Inputs(fm: Record<string, unknown> | undefined, ctx: RefContext): Arr
   return entries.filter((e): e is [string, Record<string, unknown>] => isRecord(e[1]));
 }
 
+/**
+ * The template engine a front matter names, as the runtime line reads it: 0.1.x `template: <type>`
+ * or `template: {type}`, v2 `template: {format: <kind> | {kind}}`; `jinja2` when none is named.
+ */
+export function promptyTemplateFormat(fm: Record<string, unknown> | undefined, line: PromptyLine = promptyLineOf(fm)): string {
+  const t = fm?.template;
+  if (line === '0.1') {
+    const type = typeof t === 'string' ? t : isRecord(t) ? t.type : undefined;
+    return typeof type === 'string' ? type : 'jinja2';
+  }
+  const f = isRecord(t) ? (isRecord(t.format) ? t.format.kind : t.format) : undefined;
+  return typeof f === 'string' && f !== '' && f !== '*' ? f : 'jinja2';
+}
+
 function settingsOf(fm: Record<string, unknown> | undefined, options: PromptyOptions): Settings {
   const line = options.line ?? promptyLineOf(fm);
   const t = fm?.template;
-  let format = 'jinja2';
+  let format = promptyTemplateFormat(fm, line);
   let parser = 'prompty';
   let strict = true;
   let notChat = false;
   if (line === '0.1') {
-    const type = typeof t === 'string' ? t : isRecord(t) ? t.type : undefined;
-    if (typeof type === 'string') format = type;
     const p = isRecord(t) ? t.parser : undefined;
     if (p === 'NOOP') notChat = true;
     const api = isRecord(fm?.model) ? (fm?.model as Record<string, unknown>).api : undefined;
     if (typeof api === 'string' && ['completion', 'embedding', 'image'].includes(api)) notChat = true;
   } else {
-    const f = isRecord(t) ? (isRecord(t.format) ? t.format.kind : t.format) : undefined;
-    if (typeof f === 'string' && f !== '' && f !== '*') format = f;
     const p = isRecord(t) ? (isRecord(t.parser) ? t.parser.kind : t.parser) : undefined;
     if (typeof p === 'string' && p !== '' && p !== '*') parser = p;
     if (isRecord(t) && isRecord(t.format) && typeof t.format.strict === 'boolean') strict = t.format.strict;
@@ -1391,5 +1401,5 @@ export function promptyRuntimeInputs(source: string, explicit: Record<string, un
   return { ...values, ...(explicit ?? {}) };
 }
 
-/** The role names each runtime line's chat parser starts a message at (the template scanner reads role lines with them). */
+/** The role names each runtime line's chat parser starts a message at (the body builders read role lines with them, prompty/body.ts). */
 export const PROMPTY_ROLES: Readonly<Record<PromptyLine, readonly string[]>> = { '0.1': ROLES_01, v2: ROLES_V2 };

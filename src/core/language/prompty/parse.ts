@@ -4,20 +4,16 @@
  */
 import type { Span } from '../../types';
 import type { BodyResult } from '../shared';
-import { promptyLineOf } from './engine';
+import { promptyLineOf, promptyTemplateFormat } from './engine';
 import { parseJinjaBody } from './jinjaBody';
 import { parseMustacheBody } from './mustacheBody';
 
-/** The `template:` engine a Prompty front matter names (`template: mustache`, `template: { format|type: … }`). */
-export function promptyTemplateType(data: Record<string, unknown> | undefined): string | undefined {
-  const t = data?.template;
-  if (typeof t === 'string') return t;
-  if (t && typeof t === 'object') {
-    const r = t as Record<string, unknown>;
-    const v = r.format ?? r.type;
-    if (typeof v === 'string') return v;
-  }
-  return undefined;
+/**
+ * The `template:` engine a Prompty front matter names, as the file's runtime line reads it
+ * (engine.ts promptyTemplateFormat): `mustache`, `jinja2`, …
+ */
+export function promptyTemplateType(data: Record<string, unknown> | undefined): string {
+  return promptyTemplateFormat(data);
 }
 
 /**
@@ -26,6 +22,6 @@ export function promptyTemplateType(data: Record<string, unknown> | undefined): 
  */
 export function parsePromptyBody(path: string, text: string, bodyStart: number, inputs: Record<string, Span>, data: Record<string, unknown> | undefined): BodyResult {
   const line = promptyLineOf(data);
-  if (promptyTemplateType(data) === 'mustache') return parseMustacheBody(path, text, bodyStart, inputs, line);
+  if (promptyTemplateFormat(data, line) === 'mustache') return parseMustacheBody(path, text, bodyStart, inputs, line);
   return parseJinjaBody(path, text, bodyStart, line);
 }
