@@ -166,6 +166,16 @@ describe('assemble', () => {
     expect(() => lib.assemble('n.prompty', { slotsJson: '{}', slots: {} })).toThrow(/not both/);
   });
 
+  it('names a missing value a filter reads, and not one a default replaces', () => {
+    const dir = workspaceWith({ '.git/HEAD': '', 'f.prompty': "---\nname: f\nmodel:\n  api: chat\n---\nuser:\n{{ (items|first).name }} {{ x|default('y') }}\n" });
+    const r = openWorkspace(dir, { modelFiles: false }).assemble('f.prompty');
+    const missing = r.findings.filter((f) => f.rule === 'value-missing').map((f) => f.message);
+    expect(missing).toHaveLength(1);
+    expect(missing[0]).toMatch(/No value for 'items':/);
+    // 0.1.x strips each message.
+    expect(r.messages.map((m) => m.content)).toEqual(['y']);
+  });
+
   it('says where a Prompty sample reads the environment, which is never read', () => {
     const dir = workspaceWith({ '.git/HEAD': '', 'e.prompty': '---\nname: e\nmodel:\n  api: chat\nsample:\n  persona: ${env:PERSONA}\n---\nsystem:\nYou are {{ persona }}.\n' });
     const r = openWorkspace(dir, { modelFiles: false }).assemble('e.prompty');

@@ -85,11 +85,7 @@ const ERROR_RULES = new Set(['template-invalid', 'unsupported-feature', 'fixture
  * Cases that still differ through the product, with their cause; each must still differ, so the
  * list only shrinks.
  */
-const KNOWN: Record<string, string> = {
-  'v1-sampleless-0041':
-    "`{{ (items|first).name }}` without any value: the lenient analysis render (no fixture, no sample) does not note `items` as missing when it reaches a filter, so the product renders it empty with no value-missing finding where the runtime fails (UndefinedError: No first item). The cause is in the Jinja interpreter's lenient mode (interpreter.ts).",
-  'v2-sampleless-0041': 'As v1-sampleless-0041.',
-};
+const KNOWN: Record<string, string> = {};
 
 /** The info-level unsupported-feature of a render whose text cannot be attributed to slots (request.ts). */
 const ATTRIBUTION_LOST = /cannot be cut into slots/;

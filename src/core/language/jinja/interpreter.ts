@@ -1206,6 +1206,8 @@ export class Interpreter implements BuiltinEnv {
         return this.evalCall(e, ctx);
       case 'Filter': {
         const value = e.node ? this.eval(e.node, ctx, hole) : (hole as PyValue);
+        // Lenient mode: a missing value a filter reads is missing too (`items|first`), unless the filter gives one instead.
+        if (this.lenient && value instanceof Undefined && value.kind === 'undefined' && e.name !== 'default' && e.name !== 'd') this.chained(value);
         const [args, kwargs] = this.evalArgs(e, ctx);
         return this.callFilter(e.name, value, args, kwargs);
       }
