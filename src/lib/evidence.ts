@@ -203,7 +203,9 @@ export function selectionLog(trace: Trace, _fixture?: FixtureDoc, _options?: Sel
  */
 export function toolsOf(config: ContextConfig, fixture: FixtureDoc | undefined, trace: Trace): ToolDefinition[] {
   if (!fixture) return [];
-  const kept = new Set(trace.retained.map((t) => `${t.slot}\u0000${t.id}`));
+  // Read only where a tool slot holds items: the trace builds its retained entries when read.
+  let keptIds: Set<string> | undefined;
+  const kept = () => (keptIds ??= new Set(trace.retained.map((t) => `${t.slot}\u0000${t.id}`)));
   const out: ToolDefinition[] = [];
   const names = new Set<string>();
   const add = (defs: ToolDefinition[]) => {
@@ -218,7 +220,7 @@ export function toolsOf(config: ContextConfig, fixture: FixtureDoc | undefined, 
     const value = fixture.slots[slot];
     if (!value) continue;
     if (value.type === 'data') add(toolDefinitions(value.value));
-    else for (const c of candidatesOf(slot, value)) if (kept.has(`${slot}\u0000${c.id}`)) add(toolDefinitions(c.item.text));
+    else for (const c of candidatesOf(slot, value)) if (kept().has(`${slot}\u0000${c.id}`)) add(toolDefinitions(c.item.text));
   }
   return out;
 }
