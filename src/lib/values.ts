@@ -131,6 +131,37 @@ export function scanValueSecrets(values: Record<string, unknown>, path: string, 
  * A copy of a JSON-like value with every detected secret in its strings (keys included) redacted;
  * the same object when there is none. For traces and other explanations that echo item metadata.
  */
+/**
+ * `redactDeep` of a trace that keeps its lazy entries lazy (the core builds a trace's per-item
+ * entries when they are read): a lazy entry of the copy is redacted when it is first read, then
+ * becomes a plain data property in the same place, so the copy's JSON and key order are those of
+ * `redactDeep(trace)`.
+ */
+export function redactTrace<T extends object>(trace: T): T {
+  const out = {} as T;
+  for (const [key, d] of Object.entries(Object.getOwnPropertyDescriptors(trace))) {
+    if (!d.enumerable) continue;
+    if (!d.get) {
+      setOwn(out as Record<string, unknown>, key, redactDeep(d.value));
+      continue;
+    }
+    const own = () => Object.getOwnPropertyDescriptor(out, key)?.configurable;
+    Object.defineProperty(out, key, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const value = redactDeep((trace as Record<string, unknown>)[key]);
+        if (own()) Object.defineProperty(out, key, { value, enumerable: true, configurable: true, writable: true });
+        return value;
+      },
+      set(value: unknown) {
+        if (own()) Object.defineProperty(out, key, { value, enumerable: true, configurable: true, writable: true });
+      },
+    });
+  }
+  return out;
+}
+
 export function redactDeep<T>(v: T, depth = 0): T {
   if (typeof v === 'string') return redactSecrets(v) as T;
   if (depth > 64 || v === null || typeof v !== 'object') return v;
