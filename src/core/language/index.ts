@@ -3,10 +3,18 @@
  * `.prompty` (Prompty: YAML front matter + role lines + Jinja2/Mustache). Never throws; every
  * problem is a `template-invalid` finding at its exact span, and the rest is still parsed.
  *
+ * A `.prompty` body is read by the engine that renders it (prompty/parse.ts): a Jinja2 body from
+ * the Jinja engine's tree (jinja/parser.ts parseJinja, one parse per text, shared with the
+ * renderer; recovering, so a broken body still has a tree and every problem located), a Mustache
+ * body from chevron's tokens (prompty/mustache.ts). The body is the text the runtime renders: from
+ * the first character after the whitespace that follows the closing fence, and for Prompty 0.1.x
+ * without the trailing newline. Role lines follow the runtime line's chat parser (engine.ts
+ * PROMPTY_ROLES), read where they stand alone on their line once rendered.
+ *
  * Conventions of the result (what the renderer and the rules can rely on):
  * - Node spans cover the whole tag or block (`{{question}}`, `{% for %}...{% endfor %}`); text
- *   nodes cover their source, while their `text` is what renders (whitespace control and
- *   standalone block lines applied).
+ *   nodes cover the source they render from (whitespace that Jinja's `-` trims, and the line a
+ *   standalone Mustache or Handlebars tag removes, lie outside), and their `text` is what renders.
  * - `uses[].span` is the span of the path expression (`evidence` in `{{#each evidence}}` or
  *   `{% for d in evidence %}`); for `{{history}}` it is the whole tag.
  * - `var` node paths start with a slot name, a loop alias, `this` (the innermost loop item:

@@ -3,6 +3,7 @@
  * over the Jinja engine's tree) or, for `template: mustache`, Mustache.
  */
 import type { Span } from '../../types';
+import { isPySpaceCode } from '../jinja/pystr';
 import type { BodyResult } from '../shared';
 import { promptyLineOf, promptyTemplateFormat } from './engine';
 import { parseJinjaBody } from './jinjaBody';
@@ -22,6 +23,10 @@ export function promptyTemplateType(data: Record<string, unknown> | undefined): 
  */
 export function parsePromptyBody(path: string, text: string, bodyStart: number, inputs: Record<string, Span>, data: Record<string, unknown> | undefined): BodyResult {
   const line = promptyLineOf(data);
-  if (promptyTemplateFormat(data, line) === 'mustache') return parseMustacheBody(path, text, bodyStart, inputs, line);
-  return parseJinjaBody(path, text, bodyStart, line);
+  // Prompty's front matter pattern skips the whitespace after the closing fence: the body the
+  // runtime renders (and the engine parses) starts at the first other character.
+  let start = bodyStart;
+  while (start < text.length - 1 && isPySpaceCode(text.charCodeAt(start))) start++;
+  if (promptyTemplateFormat(data, line) === 'mustache') return parseMustacheBody(path, text, start, inputs, line);
+  return parseJinjaBody(path, text, start, line);
 }
