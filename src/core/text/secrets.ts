@@ -10,6 +10,7 @@
  * prefix through long text; quantifiers are bounded or run over one character class, so every
  * pattern is linear. No pattern is built from user text.
  */
+import { BoundedCache } from '../cache';
 
 export interface SecretPattern {
   name: string;
@@ -135,9 +136,29 @@ export class Coverage {
   }
 }
 
-/** Every secret in `text`, in order, without overlaps (the first pattern listed wins). */
-export function findSecrets(text: string): SecretHit[] {
-  if (!PREFILTER.test(text)) return [];
+/**
+ * Hits by text, for texts of MEMO_MIN characters or more: a request's items, a fixture's passages
+ * and an edited file's lines recur (retrieval repeats chunks), and the answer depends on the text
+ * alone. Bounded by entries and characters, least recently used first out.
+ */
+const MEMO_MIN = 64;
+const MEMO_MAX = 256 * 1024;
+const memo = new BoundedCache<string, readonly SecretHit[]>(20_000, 16 * 1024 * 1024);
+const NONE: readonly SecretHit[] = Object.freeze([]);
+
+/** Every secret in `text`, in order, without overlaps (the first pattern listed wins). Never change the list returned. */
+export function findSecrets(text: string): readonly SecretHit[] {
+  if (text.length < MEMO_MIN || text.length > MEMO_MAX) return scanText(text);
+  let hits = memo.get(text);
+  if (hits === undefined) {
+    hits = scanText(text);
+    memo.set(text, hits, text.length);
+  }
+  return hits;
+}
+
+function scanText(text: string): readonly SecretHit[] {
+  if (!PREFILTER.test(text)) return NONE;
   const hits: SecretHit[] = [];
   const taken = new Coverage(text.length);
   for (const p of SECRET_PATTERNS) {
