@@ -12,6 +12,7 @@ import { compileTemplate } from '../jinja/interpreter';
 import { normalizeTemplate } from '../jinja/lexer';
 import { undeclaredOf, undeclaredVariables, variableUses } from '../jinja/meta';
 import { parseJinja, type Expr, type IfStmt, type JinjaParse, type ParseIssue, type Stmt } from '../jinja/parser';
+import { exprChildren } from '../jinja/symbols';
 import { LimitError, Unsupported } from '../jinja/values';
 import type { BodyResult, EachNode, RawUse } from '../shared';
 import { DEPTH_MESSAGE, MAX_BLOCK_DEPTH, isHistoryLoop, quoteTag, roleLinePattern, splitRoles, toMessages, type Item } from './body';
@@ -78,44 +79,10 @@ function firstRef(e: Expr): Ref | undefined {
       for (const a of [...x.args, ...x.kwargs.map((k) => k.value), ...(x.dynArgs ? [x.dynArgs] : []), ...(x.dynKwargs ? [x.dynKwargs] : [])]) visit(a);
       return;
     }
-    for (const c of children(x)) visit(c);
+    for (const c of exprChildren(x)) visit(c);
   };
   visit(e);
   return best;
-}
-
-function children(e: Expr): Expr[] {
-  switch (e.k) {
-    case 'Tuple':
-    case 'List':
-      return e.items;
-    case 'Dict':
-      return e.items.flatMap((x) => [x.key, x.value]);
-    case 'CondExpr':
-      return [e.test, e.expr1, ...(e.expr2 ? [e.expr2] : [])];
-    case 'Bin':
-      return [e.left, e.right];
-    case 'Unary':
-      return [e.node];
-    case 'Compare':
-      return [e.expr, ...e.ops.map((o) => o.expr)];
-    case 'Concat':
-      return e.nodes;
-    case 'Getattr':
-      return [e.node];
-    case 'Getitem':
-      return [e.node, e.arg];
-    case 'Slice':
-      return [e.start, e.stop, e.step].filter((x): x is Expr => !!x);
-    case 'Call':
-    case 'Filter':
-    case 'Test': {
-      const head = e.k === 'Call' ? [e.node] : e.node ? [e.node] : [];
-      return [...head, ...e.args, ...e.kwargs.map((k) => k.value), ...(e.dynArgs ? [e.dynArgs] : []), ...(e.dynKwargs ? [e.dynKwargs] : [])];
-    }
-    default:
-      return [];
-  }
 }
 
 /** The alias a loop target gives its item (`d` in `for d in docs`, `v` in `for k, v in m.items()`). */
