@@ -97,39 +97,37 @@ function aliasOf(target: Expr): string | undefined {
 
 type Piece = Stmt | Expr | { k: 'Data'; span: Span; data: string };
 
+/** What renders after a point of the tree: the rest of each enclosing list, innermost first. */
+type Rest = ReadonlyArray<{ list: readonly Piece[]; from: number }>;
+
+/** Pieces that render nothing, skipped when looking for what renders next (bounded, so a long run costs little). */
+const SILENT = new Set(['Assign', 'AssignBlock', 'Macro', 'Import', 'FromImport']);
+const MAX_SKIPPED = 64;
+
 /**
- * Whether what renders first from `pieces` starts a new line (a role line before them then stands
+ * Whether what renders first from `rest` starts a new line (a role line before it then stands
  * alone), as far as the tree tells: text, the first text of a loop's body, the first text of every
  * branch of an `if` that has content (followed by what comes after the block); a printed value is
  * unknown (no). `atEnd` is the answer at the end of the template.
  */
-function breaksFirst(pieces: readonly Piece[], atEnd: boolean, depth = 0): boolean {
+function breaksFirst(rest: Rest, atEnd: boolean, depth = 0): boolean {
   if (depth > 32) return false;
-  for (let i = 0; i < pieces.length; i++) {
-    const p = pieces[i];
-    const rest = () => pieces.slice(i + 1);
-    switch (p.k) {
-      case 'Data':
-        if (p.data === '') continue;
-        return p.data.startsWith('\n');
-      case 'Output':
-        return breaksFirst([...p.nodes, ...rest()], atEnd, depth + 1);
-      case 'For':
-        return breaksFirst([...p.body, ...rest()], atEnd, depth + 1);
-      case 'If': {
+  let skipped = 0;
+  for (let r = 0; r < rest.length; r++) {
+    const { list, from } = rest[r];
+    for (let i = from; i < list.length; i++) {
+      const p = list[i];
+      const after = (): Rest => [{ list, from: i + 1 }, ...rest.slice(r + 1)];
+      if (p.k === 'Data') {
+        if (p.data !== '') return p.data.startsWith('\n');
+      } else if (p.k === 'Output') return breaksFirst([{ list: p.nodes, from: 0 }, ...after()], atEnd, depth + 1);
+      else if (p.k === 'For') return breaksFirst([{ list: p.body, from: 0 }, ...after()], atEnd, depth + 1);
+      else if (p.k === 'If') {
         // The branches that render something decide (an `if` without `else` is written for when it holds).
         const branches = [p.body, ...p.elif_.map((e) => e.body), p.else_].filter((b) => b.length > 0);
-        if (branches.length === 0) continue;
-        return branches.every((b) => breaksFirst([...b, ...rest()], atEnd, depth + 1));
-      }
-      case 'Assign':
-      case 'AssignBlock':
-      case 'Macro':
-      case 'Import':
-      case 'FromImport':
-        continue;
-      default:
-        return false;
+        if (branches.length) return branches.every((b) => breaksFirst([{ list: b, from: 0 }, ...after()], atEnd, depth + 1));
+      } else if (!SILENT.has(p.k)) return false;
+      if (++skipped > MAX_SKIPPED) return false;
     }
   }
   return atEnd;
@@ -167,17 +165,17 @@ class Builder {
 
   /** The nodes of a statement list; `top` splits its text at role lines. */
   list(stmts: readonly Stmt[], top: boolean, out: Item[] = []): Item[] {
-    stmts.forEach((s, i) => this.stmt(s, top, out, top ? stmts.slice(i + 1) : []));
+    stmts.forEach((s, i) => this.stmt(s, top, out, { list: stmts, from: i + 1 }));
     return out;
   }
 
-  private stmt(s: Stmt, top: boolean, out: Item[], after: readonly Stmt[]): void {
+  private stmt(s: Stmt, top: boolean, out: Item[], after: Rest[number]): void {
     switch (s.k) {
       case 'Output':
         s.nodes.forEach((n, j) => {
           if (n.k === 'Data') {
             const sp = this.span(n.span);
-            const tail = top && sp.end > sp.start && !/[\r\n]$/.test(n.data) ? breaksFirst([...s.nodes.slice(j + 1), ...after], this.endBreaks) : false;
+            const tail = top && sp.end > sp.start && !/[\r\n]$/.test(n.data) ? breaksFirst([{ list: s.nodes, from: j + 1 }, after], this.endBreaks) : false;
             if (top) out.push(...splitRoles(this.text, this.bodyStart, sp.start, sp.end, this.roleLine, (a, b) => this.text.slice(a, b), tail));
             else if (sp.end > sp.start) out.push({ type: 'text', text: this.text.slice(sp.start, sp.end), span: sp });
           } else this.print(n, out);
@@ -368,25 +366,42 @@ export function parseJinjaBody(path: string, text: string, bodyStart: number, li
   const names = namesOf(source, keep, parsed);
   const uses: RawUse[] = variableUses(parsed.body, names).map((u) => ({ slot: u.name, span: b.span(u.span), form: u.form }));
   // A loop's iterable use knows its loop (for delimiters); Prompty's chat-history loop becomes a history node.
-  const history = new Set<EachNode>();
+  const iterables = uses.filter((u) => u.form === 'each').sort((x, y) => x.span.start - y.span.start);
+  const history = new Map<EachNode, string>();
   for (const { node, head } of b.loops) {
-    const use = uses.find((u) => u.form === 'each' && head.start <= u.span.start && u.span.end <= head.end && u.slot === node.path[0]);
+    const use = iterableIn(iterables, head, node.path[0]);
     if (!use) continue;
     if (isHistoryLoop(text, node)) {
       use.form = 'history';
-      history.add(node);
+      history.set(node, use.slot);
     } else use.each = node;
   }
-  if (history.size) replaceHistory(messages, history, uses);
+  if (history.size) replaceHistory(messages, history);
   return { messages, uses, findings: b.findings };
 }
 
+/** The use of `slot` as a loop's iterable inside the loop's head (`iterables` sorted by start). */
+function iterableIn(iterables: readonly RawUse[], head: Span, slot: string | undefined): RawUse | undefined {
+  let lo = 0;
+  let hi = iterables.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (iterables[mid].span.start < head.start) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let k = lo; k < iterables.length && iterables[k].span.start < head.end; k++) {
+    const u = iterables[k];
+    if (u.span.end <= head.end && u.slot === slot) return u;
+  }
+  return undefined;
+}
+
 /** Swaps history loops for history nodes, wherever they stand. */
-function replaceHistory(messages: BodyResult['messages'], loops: ReadonlySet<EachNode>, uses: readonly RawUse[]): void {
+function replaceHistory(messages: BodyResult['messages'], loops: ReadonlyMap<EachNode, string>): void {
   const swap = (nodes: TemplateNode[]) => {
     nodes.forEach((n, k) => {
-      if (n.type === 'each' && loops.has(n)) {
-        const slot = uses.find((u) => u.form === 'history' && n.headSpan.start <= u.span.start && u.span.end <= n.headSpan.end)?.slot ?? n.path[0];
+      const slot = n.type === 'each' ? loops.get(n) : undefined;
+      if (n.type === 'each' && slot !== undefined) {
         nodes[k] = { type: 'history', slot, span: n.span };
       } else if (n.type === 'each' || n.type === 'if') {
         swap(n.body);
