@@ -12,11 +12,16 @@
  *
  * - `exact`: the same messages (role, parts, every string to the character);
  * - `neutralised`: different because untrusted values were neutralised by design (docs/security.md),
- *   visible as a located `delimiter-breakout` finding and in the trace's `neutralised` list;
+ *   visible as a located `delimiter-breakout` finding and in the trace's `neutralised` list, and
+ *   exactly the engine's render of the case with its values neutralised (nothing else differs);
  * - `inexpressible`: different, and the case's inputs hold numbers plain JavaScript values cannot
  *   keep as Python reads them (`1.0`, `-0.0`, `1e20` are floats there; integers beyond 2^53);
+ *   such a case is assembled again from its inputs' JSON text (`slotsJson`), and is
+ *   `exact-from-json-text` when that is exact;
  * - `reported`: different or refused, with a located `unsupported-feature` finding;
  * - `error-reported`: the runtime fails and the product reports a located error finding;
+ * - `other-line`: nothing in the file says which runtime line it is for, the product follows the
+ *   other line (the trace names it) and reports at a place in the file why that line fails;
  * - `different`: anything else, which fails the suite.
  */
 import fs from 'node:fs';
@@ -24,8 +29,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openWorkspace, type AssembleOutput, type Finding, type Workspace } from '../../src/lib';
-import { GOLDEN_FILES, mask, readGolden, type GoldenCase } from './promptyGolden';
+import { GOLDEN_FILES, lineOf, mask, readGolden, type GoldenCase } from './promptyGolden';
 import { PyFloat } from '../../src/core/language/jinja/values';
+import { neutralise } from '../../src/core/assembly/escape';
+import { promptyRuntimeInputs, renderPrompty } from '../../src/core/language/prompty/engine';
 
 type Cls = 'exact' | 'exact-from-json-text' | 'neutralised' | 'inexpressible' | 'reported' | 'error-reported' | 'other-line' | 'different';
 type Part = { text: string } | { media: string };
@@ -64,6 +71,34 @@ function runtimeMessages(c: GoldenCase): Array<{ role: string; parts: Part[] }> 
 
 function productMessages(r: AssembleOutput): Array<{ role: string; parts: Part[] }> {
   return r.messages.map((m) => ({ role: m.runtimeRole ?? m.role, parts: squashParts(m.parts.map((p) => (p.media ? { media: p.media.url } : { text: p.text }))) }));
+}
+
+/** A value with every string neutralised as the product neutralises an untrusted value (a slot's text at a line start, a field inside data inline). */
+function neutralisedValue(v: unknown, top: boolean): unknown {
+  if (typeof v === 'string') return neutralise(v, [], top ? {} : { inline: true }).text;
+  if (Array.isArray(v)) return v.map((x) => neutralisedValue(x, false));
+  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, neutralisedValue(x, false)]));
+  return v;
+}
+
+/**
+ * Whether the product's messages are exactly the engine's render of the case with its values
+ * neutralised: the difference from the runtime is the neutralisation and nothing else.
+ */
+function neutralisedOnly(c: GoldenCase, r: AssembleOutput): boolean {
+  const line = lineOf(c);
+  const source = c.files['case.prompty'];
+  const readFile = (rel: string): string | undefined => {
+    const key = path.posix.normalize(rel.replace(/\\/g, '/'));
+    return Object.hasOwn(c.files, key) ? c.files[key] : undefined;
+  };
+  // The product never reads the environment.
+  const noEnv = (): undefined => undefined;
+  const values = promptyRuntimeInputs(source, c.inputs, readFile, line, noEnv);
+  const escaped = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, neutralisedValue(v, true)]));
+  const e = renderPrompty(source, escaped, { line, readFile, env: noEnv, templates: {}, fileName: 'case.prompty' });
+  const engine = e.messages.map((m) => ({ role: m.role, parts: squashParts(m.parts.map((p) => (p.type === 'media' ? { media: p.url } : { text: p.type === 'text' ? p.text : '' }))) }));
+  return mask(JSON.stringify(engine)) === mask(JSON.stringify(productMessages(r)));
 }
 
 /** Whether the JSON of the case's inputs holds a number a JavaScript value cannot keep (a whole float, a big integer). */
@@ -137,7 +172,7 @@ function outcomeOf(c: GoldenCase, r: AssembleOutput, root: string, fromJsonText 
     const err = r.findings.find((f) => ERROR_RULES.has(f.rule) && located(f, c, root));
     if (err) return { cls: 'error-reported' };
     // The runtime fails on what an untrusted value injects (a role line, an image); the product neutralised it instead.
-    if (breakout) return { cls: 'neutralised' };
+    if (breakout && neutralisedOnly(c, r)) return { cls: 'neutralised' };
     return { cls: 'different', detail: `renders where the runtime fails (${c.error})\n  got  ${JSON.stringify(productMessages(r))}\n  findings ${r.findings.map((f) => `${f.rule}: ${f.message}`).join(' | ')}` };
   }
   const got = mask(JSON.stringify(productMessages(r)));
@@ -145,7 +180,7 @@ function outcomeOf(c: GoldenCase, r: AssembleOutput, root: string, fromJsonText 
     c.status === 'ok-not-chat' ? JSON.stringify(typeof c.messages === 'string' && c.messages ? [{ role: 'user', parts: [{ text: c.messages }] }] : []) : mask(JSON.stringify(runtimeMessages(c)));
   if (got === want) return { cls: 'exact' };
   const detail = `\n  got  ${got}\n  want ${want}\n  findings ${r.findings.map((f) => `${f.rule}: ${f.message}`).join(' | ')}`;
-  if (breakout) return { cls: 'neutralised', detail };
+  if (breakout) return neutralisedOnly(c, r) ? { cls: 'neutralised', detail } : { cls: 'different', detail: `neutralised, and different from the engine's render of the neutralised values${detail}` };
   if (!fromJsonText && c.inputs !== undefined && inexpressible(c.inputs)) return { cls: 'inexpressible', detail };
   // Nothing the file's runtime line reads says which line it is for (no front matter, an empty
   // one, or one without a v2 key): the product follows the other line, says so in the trace, and
