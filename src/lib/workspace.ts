@@ -23,7 +23,7 @@ import { getTokenizer, listTokenizers } from '../core/tokens';
 import { DiskFileHost, toPosix } from '../node/fileHost';
 import { installModelFiles } from '../node/modelFiles';
 import { ContextLensError } from './errors';
-import { normaliseValues, redactDeep, scanValueSecrets } from './values';
+import { normaliseValues, redactTrace, scanValueSecrets } from './values';
 import { toolsOf } from './evidence';
 import { PreparedCache, assemblePrepared } from './prepare';
 import type { Prepared } from './prepare';
@@ -259,7 +259,7 @@ export class Workspace {
     prep ??= this.prepared.get(path, prepOptions);
     // The core's own validated definitions when it gives them (AssemblyResult.tools), else the tool slots' JSON.
     const tools = (result as { tools?: ToolDefinition[] }).tools ?? toolsOf(prep.config, fixture, result.trace);
-    const out: AssembleOutput = { ok: result.ok, ...(result.error !== undefined ? { error: result.error } : {}), messages: result.messages, tools, trace: redactDeep(result.trace), budget: result.budget, findings, config: config ?? prep.config };
+    const out: AssembleOutput = { ok: result.ok, ...(result.error !== undefined ? { error: result.error } : {}), messages: result.messages, tools, trace: redactTrace(result.trace), budget: result.budget, findings, config: config ?? prep.config };
     if (options.provider) out.request = toProviderRequest(result, options.provider, { model: prep.modelName ?? prep.model?.name, maxTokens: options.maxTokens, tools, cache: options.cache });
     if (fixture) out.fixture = fixture;
     if (prep.declaredVersion !== undefined) out.declaredVersion = prep.declaredVersion;

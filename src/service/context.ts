@@ -228,7 +228,8 @@ export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
     if (out.request !== undefined) body.request = out.request;
     if (out.tools.length) body.tools = out.tools;
     body.findings = publicFindings(out.findings, deps.root);
-    body.trace = redactDeep(relativeTrace(trace, deps.root));
+    // The library's trace is already redacted (redactTrace); making its paths relative adds no text.
+    body.trace = relativeTrace(trace, deps.root);
     if (!out.ok) return { status: 422, body: { error: { code: 'does_not_fit', message: out.error ?? 'the request does not fit its input budget' }, ...body } };
     return { status: 200, body, remember: { contextId: id, evidence: suppliedEvidence(trace) } };
   } catch (e) {
