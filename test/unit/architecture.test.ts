@@ -108,6 +108,24 @@ describe('architecture', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('one parse per language: only src/core/language parses a template language or its front matter', () => {
+    // What the rest of the code may take from it: the parsed document, the engines' renders,
+    // partial lookup, the one front matter reader and the runtime's value types.
+    const entries = new Set(['index.ts', 'engineTypes.ts', 'partials.ts', 'frontMatter.ts', 'dotprompt/engine.ts', 'prompty/engine.ts', 'jinja/values.ts']);
+    const LANGUAGE = path.join(SRC, 'core/language');
+    const wrong: string[] = [];
+    for (const f of sources(SRC)) {
+      if (f.startsWith(LANGUAGE + path.sep)) continue;
+      const info = ts.preProcessFile(readFileSync(f, 'utf8'), true, true);
+      for (const i of info.importedFiles) {
+        if (/^(handlebars|@handlebars\/parser|nunjucks|@huggingface\/jinja)(\/|$)/.test(i.fileName)) wrong.push(`${path.relative(SRC, f)} -> ${i.fileName}`);
+        const to = resolveImport(f, i.fileName);
+        if (to?.startsWith(LANGUAGE + path.sep) && !entries.has(path.relative(LANGUAGE, to).split(path.sep).join('/'))) wrong.push(`${path.relative(SRC, f)} -> ${path.relative(SRC, to)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('finds a circle when there is one (the check itself)', () => {
     const g = new Map([
       ['/a.ts', ['/b.ts']],
