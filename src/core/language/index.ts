@@ -26,7 +26,7 @@
  */
 import type { Finding, Role, TemplateDoc, TemplateFormat } from '../types';
 import { finding } from '../rules/registry';
-import { parseDotpromptBody } from './dotprompt/scan';
+import { parseDotpromptBody } from './dotprompt/body';
 import { parseFrontMatter } from './frontMatter';
 import { finishUses } from './shared';
 import { dotpromptBodyLimit } from '../text/nesting';

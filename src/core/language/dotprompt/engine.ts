@@ -141,7 +141,7 @@ export function parseHandlebars(source: string): unknown {
 
 /**
  * Processed trees (or the parse error) by body source: the one parse of a body, shared by the slot
- * scanner (scan.ts reads the tree) and the compiler (which compiles a copy: Handlebars' compiler
+ * body reader (body.ts reads the tree) and the compiler (which compiles a copy: Handlebars' compiler
  * rewrites literal paths in place). A keystroke parses its new body once, not once per reader.
  */
 const trees = new BoundedCache<string, { tree: HbNode } | { error: unknown }>(CACHE_SIZE, 4 * MAX_SOURCE_LENGTH);
@@ -716,7 +716,7 @@ function compileUncached(source: string, partials: Record<string, string> | unde
   if (prepared.issues.some((i) => i.rule === 'template-invalid')) return { prepared, ...none, fatal: [] };
   let ast: HbNode;
   try {
-    // The tree the slot scanner already read for this body (parsed once); the compiler gets a copy.
+    // The tree body.ts already read for this body (parsed once); the compiler gets a copy (contentAsData).
     ast = bodyTree(prepared.template) as HbNode;
   } catch (err) {
     const loc = errorLoc(err) ?? (/^(Parse|Lexical) error/.test(messageOf(err)) ? parseErrorLoc(err) : undefined);

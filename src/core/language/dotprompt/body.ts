@@ -1,6 +1,7 @@
 /**
- * The dotprompt body: Handlebars parsed with Handlebars's own parser (the runtime's grammar; it keeps exact locations)
- * and turned into messages, render-ready nodes and slot uses.
+ * The dotprompt body: the one parse of the body as dotprompt renders it (trimmed), by Handlebars's
+ * own parser (engine.ts `bodyTree`: the runtime's grammar, exact locations, the tree the compiler
+ * compiles too), turned into messages, render-ready nodes and slot uses.
  *
  * The parser stops at the first error, so a broken body is repaired before it is parsed
  * again: unterminated tags and stray closers are blanked (same length, line breaks kept, so every
@@ -15,19 +16,13 @@ import { redactSecrets } from '../../text/secrets';
 import { LineIndex } from '../../text/lineIndex';
 import type { Finding, Role, Span, TemplateMessage, TemplateNode } from '../../types';
 import { ForwardFinder, blankNodes, normalizeRole } from '../shared';
-import type { EachNode, RawUse } from '../shared';
+import type { BodyResult, EachNode, RawUse } from '../shared';
 
 /** The tree types of Handlebars' own package (its `hbs.AST` declarations). */
 import AST = hbs.AST;
 
 /** Handlebars' own parse (engine.ts), uncached: for repaired texts and pieces, which are nobody else's. */
 const parse = (src: string): AST.Program => parseHandlebars(src) as AST.Program;
-
-export interface BodyResult {
-  messages: TemplateMessage[];
-  uses: RawUse[];
-  findings: Finding[];
-}
 
 // ---------------------------------------------------------------------------
 // Tag scanning and repair
