@@ -132,13 +132,6 @@ const UNREADABLE_RULES = new Set(['template-invalid', 'file-reference', 'fixture
  * Each must still carry its false error, so the list only shrinks.
  */
 const KNOWN_FALSE_ERRORS: Record<string, string> = {
-  'v1-v1fm-0047': "The scanner says the front matter is not closed: its closing fence is glued to the body ('---system:'), which the runtime's regex accepts.",
-  'v1-v1fm-0051': "The scanner says the front matter is not closed: it is closed with '+++', which 0.1.x's regex accepts.",
-  'v1-v1fm-0060': 'As v2-v2fm-0097 (closed with ----).',
-  'v2-v2fm-0086': 'As v1-v1fm-0047 (v2).',
-  'v2-v2fm-0090': 'As v1-v1fm-0051 (v2 closes with +++ too).',
-  'v2-v2fm-0097': "The scanner says the front matter is not closed: it is closed with '----', which the runtime's regex reads as '---' and a '-' that starts the body.",
-  'v1-v1fm-0073': 'The scanner refuses a front matter with a duplicate key (the yaml package: "Map keys must be unique"); PyYAML keeps the last value.',
   'v1-v1base-0006': "The include reader (language/partials.ts) reports `{% include 'nope.prompty' ignore missing %}` as not found; `ignore missing` renders nothing.",
   'v2-v2fm-0079': "The scanner finds no front matter and says Prompty cannot load the file; v2 reads such a file whole as YAML (the engine, told the line, renders it exactly).",
   'v2-v2fm-0082': 'As v2-v2fm-0079.',

@@ -325,8 +325,8 @@ describe('prompty: malformed input gives located findings, never exceptions', ()
 });
 
 describe('prompty: line endings, BOM', () => {
-  it('keeps exact spans with CRLF and a BOM', () => {
-    const text = '\uFEFF---\r\nmodel: gpt-4o\r\n---\r\nsystem:\r\nRules {{ policy }}\r\nuser:\r\n<q>\r\n{{ question }}\r\n</q>\r\n';
+  it('keeps exact spans with CRLF', () => {
+    const text = '---\r\nmodel: gpt-4o\r\n---\r\nsystem:\r\nRules {{ policy }}\r\nuser:\r\n<q>\r\n{{ question }}\r\n</q>\r\n';
     const d = parseTemplate('/w/crlf.prompty', text);
     expect(d.findings).toEqual([]);
     expect(d.messages.map((m) => [m.role, slice(d, m.markerSpan)])).toEqual([
@@ -336,6 +336,34 @@ describe('prompty: line endings, BOM', () => {
     expect(usesOf(d)).toEqual(['policy/var/system/-@policy', 'question/var/user/q@question']);
     expect(d.uses.map((u) => u.span)).toEqual([at(text, 'policy'), at(text, 'question')]);
     expect(view(d.messages[1].nodes)).toEqual(['<q>\r\n', '{question}', '\r\n</q>\r\n']);
+  });
+
+  it('says that the runtime cannot load a file with a byte order mark (its front matter pattern does not skip it)', () => {
+    // Both runtime lines fail on such a file (golden cases v1-v1fm-0053, v2-v2fm-0091).
+    const text = '\uFEFF---\r\nmodel: gpt-4o\r\n---\r\nsystem:\r\nRules {{ policy }}\r\n';
+    const d = parseTemplate('/w/bom.prompty', text);
+    expect(d.frontMatter).toBeUndefined();
+    expect(d.findings.map((f) => [f.rule, slice(d, f.span)])).toEqual([['template-invalid', '---']]);
+    expect(d.findings[0].message).toMatch(/byte order mark/);
+    // A .prompt file (dotprompt) reads it as before.
+    expect(parseTemplate('/w/bom.prompt', '\uFEFF---\nmodel: x\n---\nhi').findings).toEqual([]);
+  });
+
+  it('finds the front matter where the runtime does: a closing fence glued to the body, +++, ----, a repeated key', () => {
+    const glued = parseTemplate('/w/g.prompty', '---\nmodel:\n  api: chat\n---system:\nHi {{ name }}\n');
+    expect(glued.findings).toEqual([]);
+    expect(glued.messages.map((m) => m.role)).toEqual(['system']);
+    expect(glued.uses.map((u) => u.slot)).toEqual(['name']);
+    const plus = parseTemplate('/w/p.prompty', '+++\nmodel:\n  api: chat\n+++\nuser:\n{{ q }}\n');
+    expect(plus.findings).toEqual([]);
+    expect(plus.frontMatter?.data).toEqual({ model: { api: 'chat' } });
+    const dashes = parseTemplate('/w/d.prompty', '---\nname: x\n----\nuser:\n{{ q }}\n');
+    expect(dashes.findings).toEqual([]);
+    expect(slice(dashes, dashes.bodySpan).startsWith('-')).toBe(true);
+    const twice = parseTemplate('/w/t.prompty', '---\nname: a\nname: b\n---\nuser:\nhi\n');
+    expect(twice.frontMatter?.data.name).toBe('b');
+    expect(twice.findings.map((f) => [f.severity, slice(twice, f.span)])).toEqual([['warning', 'n']]);
+    expect(twice.findings[0].message).toMatch(/keeps its last value/);
   });
 });
 

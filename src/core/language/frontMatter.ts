@@ -9,6 +9,7 @@ import { finding } from '../rules/registry';
 import type { Finding, Span, TemplateDoc, TemplateFormat } from '../types';
 import { findAt, nodeSpan, parseYaml, scalarSource, toJs, yamlFindings } from '../text/yaml';
 import type { YamlSource } from '../text/yaml';
+import { promptyFrontMatterBlock } from './prompty/engine';
 
 export interface FrontMatterBlock {
   /** Offset of the opening `---`. */
@@ -24,17 +25,35 @@ export interface FrontMatterBlock {
 
 export type FrontMatterSplit =
   | { kind: 'none'; bodyStart: number }
-  | { kind: 'unclosed'; bodyStart: number; open: Span }
+  | { kind: 'unclosed'; bodyStart: number; open: Span; /** A `.prompty` file whose runtime does not skip its byte order mark. */ bom?: true }
   | ({ kind: 'block' } & FrontMatterBlock);
 
 const LINE = /([^\r\n]*)(\r\n|\r|\n|$)/y;
 
-/** Locates the front matter block without parsing it. Never throws. */
-export function splitFrontMatter(text: string): FrontMatterSplit {
+/**
+ * Locates the front matter block without parsing it. Never throws. A `.prompty` file's block is
+ * where its runtime's own pattern finds it (prompty/engine.ts `promptyFrontMatterBlock`: a fence
+ * glued to the body, `+++`, a closing `----` read as `---` and a `-` of the body), so the editor
+ * reads the front matter and the body the runtime renders; a `.prompt` file's is dotprompt's
+ * `---` lines.
+ */
+export function splitFrontMatter(text: string, format: TemplateFormat = 'prompt'): FrontMatterSplit {
+  if (format === 'prompty') {
+    const b = promptyFrontMatterBlock(text);
+    if (b) {
+      // The body starts after the closing fence's line when the rest of that line is blank.
+      LINE.lastIndex = b.end;
+      const rest = LINE.exec(text);
+      const bodyStart = rest && rest[1].trim() === '' ? b.end + rest[0].length : b.end;
+      return { kind: 'block', start: b.start, yamlStart: b.yamlStart, yamlEnd: b.yamlEnd, end: b.end, bodyStart: Math.min(bodyStart, b.bodyStart) };
+    }
+  }
   const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   LINE.lastIndex = start;
   const first = LINE.exec(text);
   if (!first || first[1].trimEnd() !== '---') return { kind: 'none', bodyStart: start };
+  // A .prompty file the runtime's pattern finds no block in: an opening fence with nothing after it.
+  if (format === 'prompty') return { kind: 'unclosed', bodyStart: start + first[0].length, open: { start, end: start + 3 }, ...(start === 1 ? { bom: true as const } : {}) };
   const yamlStart = start + first[0].length;
   let pos = yamlStart;
   while (pos < text.length) {
@@ -56,8 +75,8 @@ export function splitFrontMatter(text: string): FrontMatterSplit {
  * undefined without a closed block. The one place a front matter is read as YAML: the template
  * parser and the config edits of an inline config both come here.
  */
-export function frontMatterYaml(text: string): YamlSource | undefined {
-  const split = splitFrontMatter(text);
+export function frontMatterYaml(text: string, format: TemplateFormat = 'prompt'): YamlSource | undefined {
+  const split = splitFrontMatter(text, format);
   return split.kind === 'block' ? parseYaml(text.slice(split.yamlStart, split.yamlEnd), split.yamlStart) : undefined;
 }
 
@@ -86,14 +105,25 @@ export interface ParsedFrontMatter {
 }
 
 export function parseFrontMatter(path: string, text: string, format: TemplateFormat): ParsedFrontMatter {
-  const split = splitFrontMatter(text);
+  const split = splitFrontMatter(text, format);
   const findings: Finding[] = [];
   if (split.kind === 'none') return { bodyStart: split.bodyStart, findings };
   if (split.kind === 'unclosed') {
-    findings.push(finding('template-invalid', path, split.open, "The front matter is not closed: add a line '---' after the YAML header."));
+    const message = split.bom
+      ? "Prompty's runtime does not find this front matter: the file starts with a byte order mark, which its front matter pattern does not skip, so it cannot load the file. Save the file as UTF-8 without a BOM."
+      : "The front matter is not closed: add a line '---' after the YAML header.";
+    findings.push(finding('template-invalid', path, split.open, message));
     return { bodyStart: split.bodyStart, findings };
   }
-  const src = frontMatterYaml(text)!;
+  const src = frontMatterYaml(text, format)!;
+  if (format === 'prompty') {
+    // PyYAML keeps a repeated key's last value where the yaml package refuses it: said, not an error.
+    for (const e of src.doc.errors.filter((x) => x.code === 'DUPLICATE_KEY')) {
+      const at = src.base + e.pos[0];
+      findings.push(finding('template-invalid', path, { start: at, end: at + 1 }, 'This key is repeated in the front matter: Prompty (PyYAML) keeps its last value, and the earlier ones have no effect.', { severity: 'warning' }));
+    }
+    src.doc.errors = src.doc.errors.filter((x) => x.code !== 'DUPLICATE_KEY');
+  }
   findings.push(...yamlFindings('template-invalid', path, src, 'Front matter YAML error'));
   const fmSpan = { start: split.start, end: split.end };
   const root = src.doc.contents;

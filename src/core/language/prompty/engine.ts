@@ -125,6 +125,38 @@ const FRONT_MATTER = new RegExp(`(?<![^\\n])[${PY_WS}]*(?:---|\\+\\+\\+)([\\s\\S
 /** v2 opens the front matter with `---` only. */
 const FRONT_MATTER_V2 = new RegExp(`(?<![^\\n])[${PY_WS}]*---([\\s\\S]*?)(?:---|\\+\\+\\+)[${PY_WS}]*([\\s\\S]+)(?![^\\n])`);
 
+/** Where the runtime's pattern finds a front matter block, in offsets of the file's text. */
+export interface PromptyFrontMatterBlock {
+  /** The opening fence. */
+  start: number;
+  /** The YAML between the fences. */
+  yamlStart: number;
+  yamlEnd: number;
+  /** End of the closing fence. */
+  end: number;
+  /** Where the body the runtime renders starts: after the white space that follows the closing fence. */
+  bodyStart: number;
+}
+
+const LEADING_WS = new RegExp(`^[${PY_WS}]*`);
+
+/**
+ * The front matter block as the runtime's own pattern finds it (0.1.x's `utils.parse`, searched:
+ * it opens at any line that starts with `---` or `+++` after white space, and closes at the next
+ * `---` or `+++`, wherever it stands; v2's pattern differs only in not opening with `+++`), or
+ * undefined when the pattern finds none.
+ */
+export function promptyFrontMatterBlock(source: string): PromptyFrontMatterBlock | undefined {
+  const t = readText(source);
+  const m = FRONT_MATTER.exec(t.text);
+  if (!m) return undefined;
+  const fence = m.index + (LEADING_WS.exec(m[0])?.[0].length ?? 0);
+  const yamlStart = fence + 3;
+  const yamlEnd = yamlStart + m[1].length;
+  const at = (o: number) => toSource(t, o);
+  return { start: at(fence), yamlStart: at(yamlStart), yamlEnd: at(yamlEnd), end: at(yamlEnd + 3), bodyStart: at(m.index + m[0].length - m[2].length) };
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
