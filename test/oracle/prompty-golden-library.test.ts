@@ -132,7 +132,6 @@ const UNREADABLE_RULES = new Set(['template-invalid', 'file-reference', 'fixture
  * Each must still carry its false error, so the list only shrinks.
  */
 const KNOWN_FALSE_ERRORS: Record<string, string> = {
-  'v1-v1base-0006': "The include reader (language/partials.ts) reports `{% include 'nope.prompty' ignore missing %}` as not found; `ignore missing` renders nothing.",
   'v2-v2fm-0079': "The scanner finds no front matter and says Prompty cannot load the file; v2 reads such a file whole as YAML (the engine, told the line, renders it exactly).",
   'v2-v2fm-0082': 'As v2-v2fm-0079.',
   'v2-v2fm-0084': 'As v2-v2fm-0079.',

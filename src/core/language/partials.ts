@@ -2,6 +2,8 @@
  * Partials and includes a template names: dotprompt `{{> name}}` resolves `_name.prompt` or
  * `name.prompt` in the template's folder (and a `partials/` folder there), Prompty/Jinja
  * `{% include "x" %}` (also `import`, `from`, `extends`) resolves the name relative to the template.
+ * The names come from the trees the engines render (references.ts), so a call in a comment or a
+ * raw block names nothing, and `{% include … ignore missing %}` of a missing file is no finding.
  * Everything is read through the host, inside the workspace only; a missing or escaping reference
  * is a located `file-reference` finding. Partials of partials are followed, to a bounded depth.
  *
@@ -15,6 +17,7 @@ import type { CodeHelper, CodePartial, ContextConfig } from '../config/schema';
 import type { Finding, Span, TemplateDoc } from '../types';
 import { dirname, join, resolveInWorkspace } from '../paths';
 import { finding } from '../rules/registry';
+import { bareMustachePaths, fileReferences, templateReferences } from './references';
 
 /** Helpers and partials registered in the application's code, from the config and the editor setting. */
 export interface CodeRegistry {
@@ -66,70 +69,83 @@ export interface Partials {
   dependencies: string[];
 }
 
-/** Names used in a source, with their spans. The patterns are fixed and linear (no user text in them). */
-function references(format: TemplateDoc['format'], text: string): Array<{ name: string; span: Span }> {
-  const out: Array<{ name: string; span: Span }> = [];
-  const re = format === 'prompt' ? /\{\{~?#?>\s*([A-Za-z0-9_][A-Za-z0-9_./-]{0,200})/g : /\{%-?\s*(?:include|import|from|extends)\s+(["'])([^"'\n]{1,300})\1/g;
-  for (const m of text.matchAll(re)) {
-    const name = format === 'prompt' ? m[1] : m[2];
-    const at = (m.index ?? 0) + m[0].lastIndexOf(name);
-    out.push({ name, span: { start: at, end: at + name.length } });
-  }
-  return out;
-}
-
 export function readPartials(host: FileHost, template: TemplateDoc, registry: CodeRegistry = { helpers: [], partials: [] }): Partials {
   const sources: Record<string, string> = {};
   const findings: Finding[] = [];
   const dependencies: string[] = [];
   const dir = dirname(template.path);
-  const queue: Array<{ text: string; path: string; depth: number }> = [{ text: template.text, path: template.path, depth: 0 }];
-  while (queue.length) {
-    const { text, path, depth } = queue.shift()!;
-    for (const ref of references(template.format, text)) {
-      if (ref.name in sources || Object.keys(sources).length >= MAX_PARTIALS) continue;
-      const declared = template.format === 'prompt' ? registry.partials.find((p) => p.name === ref.name) : undefined;
-      const candidates = declared?.file
-        ? [declared.file]
-        : template.format === 'prompt'
-          ? [`_${ref.name}.prompt`, `${ref.name}.prompt`, `partials/_${ref.name}.prompt`, `partials/${ref.name}.prompt`]
-          : [ref.name];
-      let found: string | undefined;
-      let error: string | undefined;
-      for (const c of candidates) {
-        const r = resolveInWorkspace(host, declared?.file && declared.base ? declared.base : join(dir, 'x'), c);
-        if (!r.path) {
-          error = r.error;
-          continue;
-        }
-        dependencies.push(r.path);
-        const size = host.size(r.path);
-        if (size === undefined) continue;
-        if (size > MAX_BYTES) {
-          error = `${r.path} is over ${MAX_BYTES.toLocaleString('en-US')} bytes`;
-          continue;
-        }
-        const body = host.readFile(r.path);
-        if (body === undefined) continue;
-        found = r.path;
-        sources[ref.name] = body;
-        if (depth + 1 < MAX_DEPTH) queue.push({ text: body, path: r.path, depth: depth + 1 });
-        break;
+  const beside = template.path.slice(dir.length + 1);
+  const has = (name: string) => Object.prototype.hasOwnProperty.call(sources, name);
+  // Depth 0 is the template itself; every other entry is a file one of its references names.
+  const queue: Array<{ text: string; depth: number }> = [{ text: template.text, depth: 0 }];
+  /** Reads the file a name stands for into `sources`; what was looked for, and why the last candidate failed. */
+  const read = (name: string, declared: CodeRegistry['partials'][number] | undefined, depth: number): { found: boolean; candidates: string[]; error?: string } => {
+    const candidates = declared?.file
+      ? [declared.file]
+      : template.format === 'prompt'
+        ? [`_${name}.prompt`, `${name}.prompt`, `partials/_${name}.prompt`, `partials/${name}.prompt`]
+        : [name];
+    let error: string | undefined;
+    // Handlebars never finds a partial registered as `__proto__`, nor Jinja a template of that name.
+    if (name === '__proto__') return { found: false, candidates };
+    for (const c of candidates) {
+      const r = resolveInWorkspace(host, declared?.file && declared.base ? declared.base : join(dir, 'x'), c);
+      if (!r.path) {
+        error = r.error;
+        continue;
       }
-      if (!found && path === template.path && declared?.file) {
-        findings.push(finding('file-reference', template.path, ref.span, `Partial '${ref.name}' is declared with the file ${declared.file}, which ${error ? `cannot be read (${error})` : 'does not exist'}.`));
-      } else if (!found && path === template.path && template.format === 'prompt' && !declared) {
+      dependencies.push(r.path);
+      const size = host.size(r.path);
+      if (size === undefined) continue;
+      if (size > MAX_BYTES) {
+        error = `${r.path} is over ${MAX_BYTES.toLocaleString('en-US')} bytes`;
+        continue;
+      }
+      const body = host.readFile(r.path);
+      if (body === undefined) continue;
+      sources[name] = body;
+      if (depth + 1 < MAX_DEPTH) queue.push({ text: body, depth: depth + 1 });
+      return { found: true, candidates };
+    }
+    return { found: false, candidates, ...(error ? { error } : {}) };
+  };
+  while (queue.length) {
+    const { text, depth } = queue.shift()!;
+    const main = depth === 0;
+    for (const ref of main ? templateReferences(template) : fileReferences(template, text)) {
+      const tried: string[] = [];
+      let found = false;
+      let capped = false;
+      let error: string | undefined;
+      let declared: CodeRegistry['partials'][number] | undefined;
+      // The engine renders the first of the names it finds (one name, except a Jinja list).
+      for (const name of ref.names) {
+        if ((found = has(name))) break;
+        if ((capped = Object.keys(sources).length >= MAX_PARTIALS)) break;
+        declared = template.format === 'prompt' ? registry.partials.find((p) => p.name === name) : undefined;
+        const r = read(name, declared, depth);
+        tried.push(...r.candidates);
+        error = r.error ?? error;
+        if ((found = r.found)) break;
+      }
+      // Only the template's own references are reported (a partial's are the partial's business);
+      // an include with `ignore missing` renders nothing when its file is missing.
+      if (found || capped || !main || ref.optional) continue;
+      const name = ref.names[0];
+      if (declared?.file) {
+        findings.push(finding('file-reference', template.path, ref.span, `Partial '${name}' is declared with the file ${declared.file}, which ${error ? `cannot be read (${error})` : 'does not exist'}.`));
+      } else if (template.format === 'prompt' && !declared) {
         findings.push(
           finding(
             'unknown-partial',
             template.path,
             ref.span,
-            `Partial '${ref.name}' is not a file beside ${template.path.slice(dir.length + 1)} (looked for ${candidates.join(', ')}): unless the application registers it in code (definePartial), dotprompt fails with "The partial ${ref.name} could not be found". If it does, declare it under \`partials:\` in the context config, with its file if it has one; it is shown as a placeholder meanwhile.`,
+            `Partial '${name}' is not a file beside ${beside} (looked for ${tried.join(', ')}): unless the application registers it in code (definePartial), dotprompt fails with "The partial ${name} could not be found". If it does, declare it under \`partials:\` in the context config, with its file if it has one; it is shown as a placeholder meanwhile.`,
           ),
         );
-      } else if (!found && path === template.path && !declared) {
-        const tried = candidates.join(', ');
-        findings.push(finding('file-reference', template.path, ref.span, `${template.format === 'prompt' ? 'Partial' : 'Included template'} '${ref.name}' not found${error ? ` (${error})` : ''}; looked for ${tried} beside ${template.path.slice(dir.length + 1)}.`));
+      } else if (!declared) {
+        const what = ref.names.length > 1 ? `None of the included templates ${ref.names.map((n) => `'${n}'`).join(', ')} is found` : `Included template '${name}' not found`;
+        findings.push(finding('file-reference', template.path, ref.span, `${what}${error ? ` (${error})` : ''}; looked for ${tried.join(', ')} beside ${beside}.`));
       }
     }
   }
@@ -139,18 +155,15 @@ export function readPartials(host: FileHost, template: TemplateDoc, registry: Co
 /**
  * The template without the uses that are calls of a declared helper (`{{today}}` with `today`
  * registered in code is a helper call in dotprompt, not a variable): what the slot rules read.
- * Only a bare `{{name}}` is such a call; a name inside a block or as an argument stays a value.
+ * Only a bare `{{name}}` is such a call, as Handlebars' tree tells (references.ts
+ * bareMustachePaths); a name inside a block, as an argument or in a dotted path stays a value.
+ * A body Handlebars refuses renders nothing: every use named like a declared helper is dropped
+ * then, so a broken body adds no slot finding to its syntax error.
  */
 export function withoutHelperCalls(template: TemplateDoc, registry: CodeRegistry): TemplateDoc {
   if (template.format !== 'prompt' || !registry.helpers.length) return template;
-  const text = template.text;
-  const bare = (span: Span): boolean => {
-    let a = span.start;
-    while (a > 0 && /[\s~{]/.test(text[a - 1]) && !(text[a - 1] === '{' && text[a - 2] === '{')) a--;
-    let b = span.end;
-    while (b < text.length && /[\s~]/.test(text[b])) b++;
-    return text.slice(a - 2, a) === '{{' && text.slice(b, b + 2) === '}}';
-  };
-  const uses = template.uses.filter((u) => !(u.form === 'var' && registry.helpers.includes(u.slot) && bare(u.span)));
+  const bare = bareMustachePaths(template);
+  const call = (span: Span) => !bare || bare.has(`${span.start}:${span.end}`);
+  const uses = template.uses.filter((u) => !(u.form === 'var' && registry.helpers.includes(u.slot) && call(u.span)));
   return uses.length === template.uses.length ? template : { ...template, uses };
 }
