@@ -66,6 +66,14 @@ export interface AssembleOptions {
    * trace read the plain values, as with `slots`.
    */
   slotsJson?: string;
+  /**
+   * With `slots`: the same values as the template's runtime reads them from the request's JSON
+   * text (Python's floats and big integers, key order), by slot; used for a `.prompty` template
+   * where the slot's value in `slots` is the one given. What `slotsJson` gives a caller that has
+   * parsed the JSON already (the service).
+   * @internal
+   */
+  slotsRuntime?: Record<string, unknown>;
   /** A fixture file (path relative to the workspace) or fixture name, or `sample`; default: the first matching fixture. */
   fixture?: string;
   /** Model overriding the template's and the config's. */
@@ -217,7 +225,8 @@ export class Workspace {
     if (options.slots !== undefined || options.slotsJson !== undefined) {
       prep = this.prepared.get(path, prepOptions);
       const valuesPath = `${path}#${options.name ?? 'values'}`;
-      const json = options.slotsJson !== undefined ? slotsFromJson(options.slotsJson, prep.template.format === 'prompty') : undefined;
+      const runtime = prep.template.format === 'prompty';
+      const json = options.slotsJson !== undefined ? slotsFromJson(options.slotsJson, runtime) : runtime && options.slotsRuntime && options.slots ? { plain: options.slots, typed: options.slotsRuntime } : undefined;
       const slots = json?.plain ?? options.slots ?? {};
       // Run-time values: list slots as lists of items, turns in the roles their slot allows, secrets found (values.ts).
       const scanned = scanValueSecrets(normaliseValues(slots, prep.config.slots), valuesPath, options.redactSecrets === true);

@@ -13,6 +13,7 @@ import * as nodePath from 'node:path';
 import { openWorkspace } from '../lib/workspace';
 import { checkCitations, suppliedEvidence } from '../lib/evidence';
 import type { SuppliedEvidence } from '../lib/evidence';
+import { parseJsonValues } from '../core/language/prompty/engine';
 import { toPosix } from '../node/fileHost';
 import { contextReply, errorReply } from './context';
 import type { Reply } from './context';
@@ -85,6 +86,15 @@ function parseJson(buf: Uint8Array): { ok: true; value: Record<string, unknown> 
   return { ok: true, value: value as Record<string, unknown> };
 }
 
+/** The body as Python's json reads it (a `.prompty` template's runtime), or undefined past the depth that reader takes. */
+function runtimeJson(buf: Uint8Array): unknown {
+  try {
+    return parseJsonValues(Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 export function createAnswerer(options: AnswerOptions): Answerer {
   const root = toPosix(nodePath.resolve(options.root));
   const realRoot = fs.realpathSync(root);
@@ -123,7 +133,7 @@ export function createAnswerer(options: AnswerOptions): Answerer {
       }
     }
     let assembled = false;
-    const r = contextReply(parsed.data, { workspace, root, realRoot, onAssembled: () => (assembled = true) });
+    const r = contextReply(parsed.data, { workspace, root, realRoot, onAssembled: () => (assembled = true), runtimeBody: () => runtimeJson(raw) });
     const out = reply(r, assembled ? { assembled } : {});
     if (key !== undefined && binding !== undefined && r.status === 200) responses.set(key, { binding, body: out.payload as string, ...(out.remember ? { remember: out.remember } : {}) });
     return out;

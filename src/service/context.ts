@@ -46,6 +46,12 @@ export interface ContextDeps {
   root: string;
   realRoot: string;
   onAssembled?: () => void;
+  /**
+   * The request body as a `.prompty` template's runtime reads the JSON (Python's floats such as
+   * `1.0` and exact big integers, which a JavaScript number cannot keep); read only for such a
+   * template.
+   */
+  runtimeBody?: () => unknown;
 }
 
 /**
@@ -99,7 +105,7 @@ function normaliseSlots(slots: Record<string, unknown>, product: string | undefi
       continue;
     }
     const items = value.map((it) => {
-      if (!isRecord(it)) return it;
+      if (!isRecord(it) || (it.evidence_id === undefined && it.source_id === undefined)) return it;
       const o: Record<string, unknown> = { ...it };
       if (o.evidence_id !== undefined && o.id === undefined) {
         o.id = o.evidence_id;
@@ -113,7 +119,8 @@ function normaliseSlots(slots: Record<string, unknown>, product: string | undefi
     });
     const other = (it: unknown) => product !== undefined && isRecord(it) && typeof it.product === 'string' && it.product !== product;
     if (!items.some(other)) {
-      values[slot] = items;
+      // Unchanged, the list is the one the request gave (so its runtime reading still applies).
+      values[slot] = items.every((it, i) => it === value[i]) ? value : items;
       continue;
     }
     const kept: unknown[] = [];
@@ -188,8 +195,18 @@ export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
     const filters: Record<string, string> = {};
     if (req.tenant !== undefined) filters.tenant = req.tenant;
     if (req.version !== undefined) filters.version = req.version;
+    // Slots passed on as the request gave them keep the values the runtime would read from its JSON.
+    let slotsRuntime: Record<string, unknown> | undefined;
+    if (/\.prompty$/i.test(t.relative) && deps.runtimeBody) {
+      const typed = deps.runtimeBody();
+      const given = isRecord(typed) && isRecord(typed.slots) ? typed.slots : undefined;
+      for (const k of Object.keys(values)) {
+        if (given && Object.hasOwn(given, k) && req.slots && Object.hasOwn(req.slots, k) && values[k] === req.slots[k]) (slotsRuntime ??= Object.create(null) as Record<string, unknown>)[k] = given[k];
+      }
+    }
     const out = ws.assemble(t.relative, {
       slots: values,
+      ...(slotsRuntime ? { slotsRuntime } : {}),
       name: 'request',
       files: false,
       ...(req.model !== undefined ? { model: req.model } : {}),
