@@ -168,6 +168,14 @@ describe('Prompty: includes from the Jinja tree', () => {
     expect(r.sources).toEqual({ 'a.prompty': 'A' });
   });
 
+  it('a missing name is quoted with its secrets redacted', () => {
+    const key = `sk-proj-${'a'.repeat(37)}1aa`;
+    const text = `${PROMPTY}system:\n{% include "${key}.prompty" %}{% include ["${key}", "../${key}"] %}`;
+    const r = partialsOf('/w/t.prompty', text);
+    expect(r.findings.map((f) => f.rule)).toEqual(['file-reference', 'file-reference']);
+    for (const f of r.findings) expect(f.message).not.toContain(key.slice(8));
+  });
+
   it('a Mustache body has no Jinja includes', () => {
     const text = `---\nname: t\ntemplate: mustache\n---\nsystem:\n{% include "gone.prompty" %}`;
     const r = partialsOf('/w/t.prompty', text);

@@ -17,6 +17,7 @@ import type { CodeHelper, CodePartial, ContextConfig } from '../config/schema';
 import type { Finding, Span, TemplateDoc } from '../types';
 import { dirname, join, resolveInWorkspace } from '../paths';
 import { finding } from '../rules/registry';
+import { redactSecrets } from '../text/secrets';
 import { bareMustachePaths, fileReferences, templateReferences } from './references';
 
 /** Helpers and partials registered in the application's code, from the config and the editor setting. */
@@ -67,6 +68,12 @@ export interface Partials {
   sources: Record<string, string>;
   findings: Finding[];
   dependencies: string[];
+}
+
+/** A name as a message quotes it: secrets redacted before it is cut (a secret cut short is no longer recognised). */
+function shown(name: string): string {
+  const s = redactSecrets(name);
+  return s.length > 80 ? `${s.slice(0, 77)}…` : s;
 }
 
 export function readPartials(host: FileHost, template: TemplateDoc, registry: CodeRegistry = { helpers: [], partials: [] }): Partials {
@@ -125,13 +132,13 @@ export function readPartials(host: FileHost, template: TemplateDoc, registry: Co
         declared = template.format === 'prompt' ? registry.partials.find((p) => p.name === name) : undefined;
         const r = read(name, declared, depth);
         tried.push(...r.candidates);
-        error = r.error ?? error;
+        error = r.error !== undefined ? redactSecrets(r.error) : error;
         if ((found = r.found)) break;
       }
       // Only the template's own references are reported (a partial's are the partial's business);
       // an include with `ignore missing` renders nothing when its file is missing.
       if (found || capped || !main || ref.optional) continue;
-      const name = ref.names[0];
+      const name = shown(ref.names[0]);
       if (declared?.file) {
         findings.push(finding('file-reference', template.path, ref.span, `Partial '${name}' is declared with the file ${declared.file}, which ${error ? `cannot be read (${error})` : 'does not exist'}.`));
       } else if (template.format === 'prompt' && !declared) {
@@ -140,12 +147,12 @@ export function readPartials(host: FileHost, template: TemplateDoc, registry: Co
             'unknown-partial',
             template.path,
             ref.span,
-            `Partial '${name}' is not a file beside ${beside} (looked for ${tried.join(', ')}): unless the application registers it in code (definePartial), dotprompt fails with "The partial ${name} could not be found". If it does, declare it under \`partials:\` in the context config, with its file if it has one; it is shown as a placeholder meanwhile.`,
+            `Partial '${name}' is not a file beside ${beside} (looked for ${tried.map(shown).join(', ')}): unless the application registers it in code (definePartial), dotprompt fails with "The partial ${name} could not be found". If it does, declare it under \`partials:\` in the context config, with its file if it has one; it is shown as a placeholder meanwhile.`,
           ),
         );
       } else if (!declared) {
-        const what = ref.names.length > 1 ? `None of the included templates ${ref.names.map((n) => `'${n}'`).join(', ')} is found` : `Included template '${name}' not found`;
-        findings.push(finding('file-reference', template.path, ref.span, `${what}${error ? ` (${error})` : ''}; looked for ${tried.join(', ')} beside ${beside}.`));
+        const what = ref.names.length > 1 ? `None of the included templates ${ref.names.map((n) => `'${shown(n)}'`).join(', ')} is found` : `Included template '${name}' not found`;
+        findings.push(finding('file-reference', template.path, ref.span, `${what}${error ? ` (${error})` : ''}; looked for ${tried.map(shown).join(', ')} beside ${beside}.`));
       }
     }
   }
