@@ -112,6 +112,15 @@ describe('declared helpers: a bare {{name}} is a call, as the tree tells', () =>
     ]);
   });
 
+  it('as Handlebars, a name ending in `this` is never a helper call (its scopedId test), and the render agrees', () => {
+    const text = `${FM}{{getthis}} {{today}}`;
+    const template = parseTemplate('/w/t.prompt', text);
+    const kept = withoutHelperCalls(template, { helpers: ['getthis', 'today'], partials: [] }).uses.map((u) => u.slot);
+    expect(kept).toEqual(['getthis']);
+    const r = renderDotprompt(text, { input: { getthis: 'value' } }, { codeHelpers: ['getthis', 'today'] });
+    expect(r.messages[0].parts).toEqual([{ type: 'text', text: 'value ⟦today⟧' }]);
+  });
+
   it('a broken body drops every use named like a declared helper, and does not throw', () => {
     const text = `${FM}{{today.year}} {{#if x}}`;
     const template = parseTemplate('/w/t.prompt', text);

@@ -142,7 +142,7 @@ function partialCalls(body: HbBody, source: string): TemplateReference[] {
 
 /**
  * The spans of the bare helper-call candidates of a `.prompt` body: `{{name}}` (also `{{{name}}}`)
- * whose path is one simple id (no `this`, `./`, `../`, `@`, no dotted path) and that has no
+ * whose path is one simple id (no `this`, `./`, `../`, no dotted path) and that has no
  * parameters or hash. Handlebars calls a helper of that name there when one is registered (its
  * compiler's classifySexpr), and looks the name up otherwise. Keys are `start:end` of the path.
  * Undefined when the body does not parse (dotprompt renders none of it).
@@ -156,7 +156,8 @@ export function bareMustachePaths(template: TemplateDoc): Set<string> | undefine
     if (node.type !== 'MustacheStatement') continue;
     const path = node.path as HbNode;
     const parts = path.parts as unknown[] | undefined;
-    const simple = path.type === 'PathExpression' && !path.data && !path.depth && parts?.length === 1 && !/^\.|^this\b/.test(String(path.original));
+    // Handlebars' simpleId: one part, no depth, not scoped (its scopedId test, unanchored `this\b` included).
+    const simple = path.type === 'PathExpression' && !path.depth && parts?.length === 1 && !/^\.|this\b/.test(String(path.original));
     if (!simple || !path.loc || (node.params as unknown[]).length > 0 || node.hash) continue;
     out.add(`${hbOffset(body, path.loc.start)}:${hbOffset(body, path.loc.end)}`);
   }
