@@ -93,6 +93,15 @@ describe('dotprompt: partial calls from Handlebars\' tree', () => {
     expect(ok.sources).toEqual({ card: '{{#each}} {{> deeper' });
     expect(ok.findings).toEqual([]);
   });
+
+  it('a body or partial over the bounds the renderer refuses is not parsed and names nothing', () => {
+    const many = `${'{{x}}'.repeat(10_001)}{{> inner}}`;
+    const over = partialsOf('/w/t.prompt', `${FM}${many}`, { '/w/_inner.prompt': 'I' });
+    expect(over.template.findings.map((f) => f.rule)).toEqual(['template-invalid']);
+    expect(over.sources).toEqual({});
+    const inside = partialsOf('/w/u.prompt', `${FM}{{> card}}`, { '/w/_card.prompt': many, '/w/_inner.prompt': 'I' });
+    expect(Object.keys(inside.sources)).toEqual(['card']);
+  });
 });
 
 describe('declared helpers: a bare {{name}} is a call, as the tree tells', () => {

@@ -14,7 +14,7 @@
 import type { Span, TemplateDoc } from '../types';
 import { dotpromptBodyLimit } from '../text/nesting';
 import { LineIndex } from '../text/lineIndex';
-import { bodyTree } from './dotprompt/engine';
+import { MAX_SOURCE_LENGTH, bodyTree } from './dotprompt/engine';
 import { normalizeTemplate } from './jinja/lexer';
 import { parseJinja, type Expr, type Stmt } from './jinja/parser';
 import { isPySpaceCode } from './jinja/pystr';
@@ -60,13 +60,13 @@ interface HbBody {
 
 /**
  * Handlebars' tree of `source` (a body starting at `start` in a text ending at `end`), or
- * undefined when Handlebars refuses it or it is over the bounds the renderer refuses first.
+ * undefined when Handlebars refuses it or it is over the bounds the renderer refuses before parsing.
  * The lexer counts columns with `.`, which stops at U+2028 / U+2029: where those occur, the tree
  * is taken of a copy with them as spaces (whitespace to Handlebars as well, so the same tree),
  * whose columns are right.
  */
 function handlebarsBody(source: string, start: number, end: number): HbBody | undefined {
-  if (dotpromptBodyLimit(source, 0)) return undefined;
+  if (source.length > MAX_SOURCE_LENGTH || dotpromptBodyLimit(source, 0)) return undefined;
   const feed = /[\u2028\u2029]/.test(source) ? source.replace(/[\u2028\u2029]/g, ' ') : source;
   try {
     return { program: bodyTree(feed) as HbNode, start, lines: new LineIndex(feed), end };
