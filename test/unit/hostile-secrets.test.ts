@@ -260,3 +260,18 @@ describe('pieces of a secret that YAML splits over keys and values', () => {
     for (const f of fs) expect(f.message).not.toContain(body[0].slice(5, 20));
   });
 });
+
+describe('a Jinja tag that quotes a secret in its message', () => {
+  it('is redacted before it is cut (an unterminated comment quoted the first 40 characters)', () => {
+    // A Twilio key is exactly 32 hex digits after SK: cut at the 40th character of the tag, it was no longer one.
+    const twilio = ['SK', '9f3b2c7d1e8a4f6b', '0c5d9e2a7b3f1c8d'].join('');
+    for (const [lead, secret] of [['', openai], ['key = ', openai], ['api key ', twilio], ['twilio key: ', twilio]] as const) {
+      const text = `---\nmodel:\n  api: chat\n---\nuser:\n{# ${lead}${secret} and more words after it\n`;
+      const d = parseTemplate('/w/leak.prompty', text);
+      const f = d.findings.filter((x) => /Unterminated/.test(x.message));
+      expect(f.length, lead).toBe(1);
+      expect(leaks(f[0].message, secret), f[0].message).toBe(false);
+      expect(f[0].message).not.toContain(secret.slice(0, 12));
+    }
+  });
+});

@@ -4,6 +4,7 @@
  * into the lexed text. Non-ASCII characters inside a tag (outside string literals) are reported as
  * unsupported: Python's identifier and digit classes are not reproduced.
  */
+import { redactSecrets } from '../../text/secrets';
 import { ForwardFinder } from '../shared';
 import { PY_WS } from './pystr';
 import { LimitError, PyError, Unsupported } from './values';
@@ -219,7 +220,8 @@ function tagClose(src: string, at: number, closer: string, find: (needle: string
 
 /** What the editor shows of a tag: its first characters on its line. */
 function shownTag(src: string, at: number, end: number): string {
-  return src.slice(at, Math.min(end, at + 40));
+  // Redacted before it is cut: a secret cut short is no longer recognised (and would show in part).
+  return redactSecrets(src.slice(at, Math.min(end, at + 4000))).slice(0, 40);
 }
 
 /**

@@ -4,7 +4,7 @@
  * split of the top level into messages, Prompty's chat-history loop, and how a tag is quoted in a
  * finding.
  */
-import { redactSecrets } from '../../text/secrets';
+import { redactPieces, secretsOf } from '../../text/secrets';
 import type { Role, Span, TemplateMessage, TemplateNode } from '../../types';
 import { blankNodes, normalizeRole } from '../shared';
 import type { EachNode } from '../shared';
@@ -104,8 +104,10 @@ export function isHistoryLoop(text: string, node: EachNode): boolean {
 
 /** A tag as a finding quotes it: whitespace folded, secrets redacted, at most 60 characters. */
 export function quoteTag(text: string, span: Span): string {
-  // Redacted before it is cut: a secret cut short is no longer recognised.
-  const s = redactSecrets(text.slice(span.start, span.end).replace(/\s+/g, ' '));
+  // Redacted, and cleared of any piece of a secret around it: a span can cut a secret short, and a
+  // cut secret is no longer recognised (an unterminated comment quoted the first 40 characters).
+  const around = text.slice(Math.max(0, span.start - 512), Math.min(text.length, span.end + 512));
+  const s = redactPieces(text.slice(span.start, span.end).replace(/\s+/g, ' '), secretsOf(around));
   return s.length > 60 ? `${s.slice(0, 57)}…` : s;
 }
 
