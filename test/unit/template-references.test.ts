@@ -48,12 +48,25 @@ describe('dotprompt: partial calls from Handlebars\' tree', () => {
     const r = partialsOf('/w/t.prompt', text, { '/w/_card.prompt': 'Card', '/w/partials/layout.prompt': 'L {{> @partial-block}}', '/w/my card.prompt': 'Mine' });
     expect(templateReferences(r.template)).toEqual([
       { names: ['card'], span: spanOf(text, 'card'), optional: false },
-      { names: ['layout'], span: spanOf(text, 'layout'), optional: false },
+      { names: ['layout'], span: spanOf(text, 'layout'), optional: true },
       { names: ['my card'], span: spanOf(text, 'my card'), optional: false },
       { names: ['gone'], span: spanOf(text, 'gone'), optional: false },
     ]);
     expect(r.sources).toEqual({ card: 'Card', layout: 'L {{> @partial-block}}', 'my card': 'Mine' });
     expect(r.findings.map((f) => [f.rule, f.span])).toEqual([['unknown-partial', spanOf(text, 'gone')]]);
+  });
+
+  it('a partial block whose partial is missing renders its own content, as dotprompt does: no placeholder, no finding', () => {
+    const text = `${FM}a {{#> missing}}fallback {{x}}{{/missing}} b`;
+    const r = partialsOf('/w/t.prompt', text);
+    expect(r.findings).toEqual([]);
+    // The product renders leniently (placeholders for what code may register); the block still falls back.
+    const out = renderDotprompt(text, { input: { x: 'X' } }, { lenient: true });
+    expect(out.issues).toEqual([]);
+    expect(out.messages.map((m) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''))).toEqual(['a fallback X b']);
+    // A plain call of the same missing partial still gets its placeholder (and its finding).
+    const both = renderDotprompt(`${FM}{{> missing}} {{#> missing}}fb{{/missing}}`, { input: {} }, { lenient: true });
+    expect(both.messages[0].parts.map((p) => (p.type === 'text' ? p.text : '')).join('')).toContain('⟦');
   });
 
   it('spans stay exact after U+2028 on the line (the Handlebars lexer miscounts its columns)', () => {

@@ -135,7 +135,8 @@ function partialCalls(body: HbBody, source: string): TemplateReference[] {
       start++;
       end--;
     }
-    out.push({ names: [text], span: { start, end }, optional: false });
+    // A partial block renders its own content when the partial is missing (Handlebars' fallback).
+    out.push({ names: [text], span: { start, end }, optional: node.type === 'PartialBlockStatement' });
   }
   return out.sort((a, b) => a.span.start - b.span.start);
 }

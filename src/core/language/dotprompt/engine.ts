@@ -442,7 +442,8 @@ function promptMetadata(raw: Record<string, unknown> | undefined): Record<string
 interface Analysis {
   /** Depth problem, if any. */
   tooDeep?: { message: string; loc?: Loc };
-  partials: Array<{ name: string; loc?: Loc }>;
+  /** Partial calls; `block` for `{{#> name}}…{{/name}}`, which renders its own content when the partial is missing. */
+  partials: Array<{ name: string; loc?: Loc; block: boolean }>;
   blocks: Array<{ name: string; params: number; loc?: Loc }>;
   /** Data paths that reach dotprompt's `@metadata` (beyond `docs` and `messages`). */
   metadataUses: Array<{ original: string; loc?: Loc }>;
@@ -505,7 +506,7 @@ function analyze(ast: HbNode): Analysis {
       if (path?.type === 'PathExpression') result.blocks.push({ name: String(path.original), params: (n.params as unknown[]).length, loc: n.loc });
     } else if (n.type === 'PartialStatement' || n.type === 'PartialBlockStatement') {
       const name = n.name as HbNode;
-      if (name.type !== 'SubExpression') result.partials.push({ name: String(name.original), loc: n.loc });
+      if (name.type !== 'SubExpression') result.partials.push({ name: String(name.original), loc: n.loc, block: n.type === 'PartialBlockStatement' });
     } else if (n.type === 'PathExpression' && n.data) {
       const parts = n.parts as string[];
       let i = 0;
@@ -752,7 +753,8 @@ function compileUncached(source: string, partials: Record<string, string> | unde
 /** Partial names the template and the given partials (transitively) refer to. A partial that does not parse fails later, at its call. */
 function referencedPartials(analysis: Analysis, given: Record<string, string>): Set<string> {
   const out = new Set<string>();
-  const queue = analysis.partials.map((p) => p.name);
+  // A partial block needs no placeholder: without the partial it renders its own content, as dotprompt does.
+  const queue = analysis.partials.filter((p) => !p.block).map((p) => p.name);
   while (queue.length && out.size < 1024) {
     const name = queue.shift()!;
     if (out.has(name)) continue;
@@ -760,7 +762,7 @@ function referencedPartials(analysis: Analysis, given: Record<string, string>): 
     if (!Object.prototype.hasOwnProperty.call(given, name) || given[name].length > MAX_SOURCE_LENGTH) continue;
     try {
       const inner = analyze(hb.parseWithoutProcessing(given[name]));
-      if (!inner.tooDeep) for (const p of inner.partials) queue.push(p.name);
+      if (!inner.tooDeep) for (const p of inner.partials) if (!p.block) queue.push(p.name);
     } catch {
       // The partial's own call reports its parse error.
     }
