@@ -18,6 +18,7 @@ import { MAX_SOURCE_LENGTH, bodyTree } from './dotprompt/engine';
 import { normalizeTemplate } from './jinja/lexer';
 import { parseJinja, type Expr, type Stmt } from './jinja/parser';
 import { isPySpaceCode } from './jinja/pystr';
+import { jinjaSourceOffsets } from './shared';
 import { stmtChildren } from './jinja/symbols';
 import { promptyLineOf, promptyTemplateFormat, type PromptyLine } from './prompty/engine';
 
@@ -202,27 +203,12 @@ function constantNames(e: Expr): string[] | undefined {
   return names;
 }
 
-/** Offsets of a text normalised as Jinja reads it (\r\n → \n) back to offsets in the text, from `start`. */
-function jinjaOffsets(text: string, start: number): (offset: number) => number {
-  const collapsed: number[] = [];
-  for (let i = text.indexOf('\r\n', start); i >= 0; i = text.indexOf('\r\n', i + 2)) collapsed.push(i - start - collapsed.length);
-  return (offset) => {
-    let lo = 0;
-    let hi = collapsed.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (collapsed[mid] < offset) lo = mid + 1;
-      else hi = mid;
-    }
-    return Math.min(text.length, start + offset + lo);
-  };
-}
 
 /** The templates a Jinja source names (`source` starts at `start` in `text`). */
 function jinjaReferences(text: string, start: number, keepTrailingNewline: boolean): TemplateReference[] {
   const source = normalizeTemplate(text.slice(start), keepTrailingNewline);
   const parsed = parseJinja(source);
-  const at = jinjaOffsets(text, start);
+  const at = jinjaSourceOffsets(text, start);
   const out: TemplateReference[] = [];
   const stack: Stmt[] = [...parsed.body];
   while (stack.length) {

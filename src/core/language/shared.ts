@@ -118,3 +118,19 @@ export class ForwardFinder {
     return this.eol.at;
   }
 }
+
+/** Offsets of a text normalised as Jinja reads it (\r\n → \n) back to offsets in the text, from `start`. */
+export function jinjaSourceOffsets(text: string, start: number): (offset: number) => number {
+  const collapsed: number[] = [];
+  for (let i = text.indexOf('\r\n', start); i >= 0; i = text.indexOf('\r\n', i + 2)) collapsed.push(i - start - collapsed.length);
+  return (offset) => {
+    let lo = 0;
+    let hi = collapsed.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (collapsed[mid] < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return Math.min(text.length, start + offset + lo);
+  };
+}

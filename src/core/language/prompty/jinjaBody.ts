@@ -14,6 +14,7 @@ import { undeclaredOf, undeclaredVariables, variableUses } from '../jinja/meta';
 import { parseJinja, type Expr, type IfStmt, type JinjaParse, type ParseIssue, type Stmt } from '../jinja/parser';
 import { exprChildren } from '../jinja/symbols';
 import { LimitError, Unsupported } from '../jinja/values';
+import { jinjaSourceOffsets } from '../shared';
 import type { BodyResult, EachNode, RawUse } from '../shared';
 import { DEPTH_MESSAGE, MAX_BLOCK_DEPTH, isHistoryLoop, quoteTag, roleLinePattern, splitRoles, toMessages, type Item } from './body';
 import { PROMPTY_MAIN, type PromptyLine } from './engine';
@@ -21,28 +22,6 @@ import { PROMPTY_MAIN, type PromptyLine } from './engine';
 type IfNode = Extract<TemplateNode, { type: 'if' }>;
 type ForStmt = Extract<Stmt, { k: 'For' }>;
 
-/** Offsets of the normalised body (\r\n → \n, as Jinja reads it) back to offsets in the template text. */
-function sourceOffsets(text: string, bodyStart: number): (offset: number) => number {
-  const collapsed: number[] = [];
-  let n = 0;
-  for (let i = bodyStart; i < text.length; i++) {
-    if (text.charCodeAt(i) === 13 && text.charCodeAt(i + 1) === 10) {
-      collapsed.push(i - bodyStart - n);
-      n++;
-      i++;
-    }
-  }
-  return (offset: number) => {
-    let lo = 0;
-    let hi = collapsed.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (collapsed[mid] < offset) lo = mid + 1;
-      else hi = mid;
-    }
-    return Math.min(text.length, bodyStart + offset + lo);
-  };
-}
 
 /** A reference in an expression: a name with the attribute / constant-key chain read from it. */
 interface Ref {
@@ -357,7 +336,7 @@ export function parseJinjaBody(path: string, text: string, bodyStart: number, li
   const source = text.slice(bodyStart);
   const keep = line === 'v2';
   const parsed = parseJinja(normalizeTemplate(source, keep));
-  const at = sourceOffsets(text, bodyStart);
+  const at = jinjaSourceOffsets(text, bodyStart);
   const b = new Builder(path, text, bodyStart, parsed, at, roleLinePattern(line), line === 'v2');
   const items = b.list(parsed.body, true);
   b.report();
