@@ -650,7 +650,7 @@ const CONTENT_KEY = '\uFDD0content';
  * shared tree as parsed (Handlebars' compiler also rewrites literal paths in place); locations
  * are shared, never changed.
  */
-function contentAsData(tree: HbNode): { shape: HbNode; contents: string[] } {
+function contentAsData(tree: HbNode, take = true): { shape: HbNode; contents: string[] } {
   const contents: string[] = [];
   const copy = (v: unknown, depth: number): unknown => {
     if (!v || typeof v !== 'object') return v;
@@ -658,7 +658,7 @@ function contentAsData(tree: HbNode): { shape: HbNode; contents: string[] } {
     if (depth > 8 * (MAX_TOTAL_NESTING + MAX_NESTING)) throw new LimitError('the template nests too deep');
     if (Array.isArray(v)) return v.map((x) => copy(x, depth + 1));
     const n = v as HbNode;
-    if (n.type === 'ContentStatement' && typeof n.value === 'string' && n.value !== '') {
+    if (take && n.type === 'ContentStatement' && typeof n.value === 'string' && n.value !== '') {
       const i = contents.push(n.value) - 1;
       const loc = n.loc;
       return { type: 'MustacheStatement', path: { type: 'PathExpression', data: true, depth: 0, parts: [CONTENT_KEY, String(i)], original: `@${CONTENT_KEY}.${i}`, loc }, params: [], escaped: false, strip: { open: false, close: false }, loc };
@@ -688,11 +688,13 @@ function compileShape(shape: HbNode, extraHelpers: readonly string[]): HbTemplat
 /** Parses, checks and compiles a template or partial source. Throws the error Handlebars would, or a LimitError. */
 function compileChecked(source: string, what: string, code: CodeRegistered): { template: HbTemplate; analysis: Analysis; unknown: Map<string, Loc | undefined> } {
   if (source.length > MAX_SOURCE_LENGTH) throw new LimitError(`${what} is longer than ${MAX_SOURCE_LENGTH} characters`);
-  const ast = hb.parseWithoutProcessing(source);
-  const analysis = analyze(ast);
+  // The one parse of this text (the reference reader read the same tree); the compiler gets a copy.
+  const tree = bodyTree(source) as HbNode;
+  const analysis = analyze(tree);
   if (analysis.tooDeep) throw Object.assign(new LimitError(`${what}: ${analysis.tooDeep.message}`), { loc: analysis.tooDeep.loc });
   const unknown = undeclaredHelpers(analysis, code);
-  return { template: compileAst(ast, [...code.helpers, ...unknown.keys()]), analysis, unknown };
+  // A partial keeps its text in its code: it renders in its caller's data frame, whose pieces are the caller's.
+  return { template: compileAst(contentAsData(tree, false).shape, [...code.helpers, ...unknown.keys()], true), analysis, unknown };
 }
 
 function compile(source: string, partials: Record<string, string> | undefined, code: CodeRegistered): Compiled {
@@ -761,7 +763,7 @@ function referencedPartials(analysis: Analysis, given: Record<string, string>): 
     out.add(name);
     if (!Object.prototype.hasOwnProperty.call(given, name) || given[name].length > MAX_SOURCE_LENGTH) continue;
     try {
-      const inner = analyze(hb.parseWithoutProcessing(given[name]));
+      const inner = analyze(bodyTree(given[name]) as HbNode);
       if (!inner.tooDeep) for (const p of inner.partials) if (!p.block) queue.push(p.name);
     } catch {
       // The partial's own call reports its parse error.
