@@ -65,3 +65,21 @@ export class BoundedCache<K, V> {
     return this.total;
   }
 }
+
+/**
+ * What `compute` gives for `key`, computed once while the entry is cached: its value, or the error
+ * it threw, thrown again (a parse that fails fails the same way for every reader of that text).
+ */
+export function cachedOrThrow<K, V>(cache: BoundedCache<K, { value: V } | { error: unknown }>, key: K, compute: () => V, weight = 0): V {
+  let hit = cache.get(key);
+  if (!hit) {
+    try {
+      hit = { value: compute() };
+    } catch (error) {
+      hit = { error };
+    }
+    cache.set(key, hit, weight);
+  }
+  if ('error' in hit) throw hit.error;
+  return hit.value;
+}

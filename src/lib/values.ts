@@ -21,6 +21,7 @@ import { LIST_KINDS, TURN_KINDS, allowedRoles, refusedRoleMessage } from '../cor
 import type { SlotKinds } from '../core/fixture/shape';
 import { findSecrets, redactSecret, redactSecrets } from '../core/text/secrets';
 import { finding } from '../core/rules/registry';
+import { defineLazy } from '../core/lazy';
 
 export { LIST_KINDS, allowedRoles } from '../core/fixture/shape';
 export type { SlotKinds } from '../core/fixture/shape';
@@ -138,28 +139,13 @@ export function scanValueSecrets(values: Record<string, unknown>, path: string, 
  * `redactDeep(trace)`.
  */
 export function redactTrace<T extends object>(trace: T): T {
-  const out = {} as T;
+  const out: Record<string, unknown> = {};
   for (const [key, d] of Object.entries(Object.getOwnPropertyDescriptors(trace))) {
     if (!d.enumerable) continue;
-    if (!d.get) {
-      setOwn(out as Record<string, unknown>, key, redactDeep(d.value));
-      continue;
-    }
-    const own = () => Object.getOwnPropertyDescriptor(out, key)?.configurable;
-    Object.defineProperty(out, key, {
-      enumerable: true,
-      configurable: true,
-      get() {
-        const value = redactDeep((trace as Record<string, unknown>)[key]);
-        if (own()) Object.defineProperty(out, key, { value, enumerable: true, configurable: true, writable: true });
-        return value;
-      },
-      set(value: unknown) {
-        if (own()) Object.defineProperty(out, key, { value, enumerable: true, configurable: true, writable: true });
-      },
-    });
+    if (d.get) defineLazy(out, key, () => redactDeep((trace as Record<string, unknown>)[key]));
+    else setOwn(out, key, redactDeep(d.value));
   }
-  return out;
+  return out as T;
 }
 
 export function redactDeep<T>(v: T, depth = 0): T {

@@ -200,9 +200,8 @@ export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
     if (/\.prompty$/i.test(t.relative) && deps.runtimeBody) {
       const typed = deps.runtimeBody();
       const given = isRecord(typed) && isRecord(typed.slots) ? typed.slots : undefined;
-      for (const k of Object.keys(values)) {
-        if (given && Object.hasOwn(given, k) && req.slots && Object.hasOwn(req.slots, k) && values[k] === req.slots[k]) (slotsRuntime ??= Object.create(null) as Record<string, unknown>)[k] = given[k];
-      }
+      const sent = req.slots;
+      if (given && sent) for (const k of Object.keys(values)) if (Object.hasOwn(given, k) && Object.hasOwn(sent, k) && values[k] === sent[k]) (slotsRuntime ??= Object.create(null) as Record<string, unknown>)[k] = given[k];
     }
     const out = ws.assemble(t.relative, {
       slots: values,

@@ -77,7 +77,12 @@ export function splitFrontMatter(text: string, format: TemplateFormat = 'prompt'
  */
 export function frontMatterYaml(text: string, format: TemplateFormat = 'prompt'): YamlSource | undefined {
   const split = splitFrontMatter(text, format);
-  return split.kind === 'block' ? parseYaml(text.slice(split.yamlStart, split.yamlEnd), split.yamlStart) : undefined;
+  return split.kind === 'block' ? blockYaml(text, split) : undefined;
+}
+
+/** The YAML of a located block, its spans shifted into the text. */
+function blockYaml(text: string, block: FrontMatterBlock): YamlSource {
+  return parseYaml(text.slice(block.yamlStart, block.yamlEnd), block.yamlStart);
 }
 
 /** Strips Picoschema annotations: `name?` and `name(string, description)` declare `name`. */
@@ -115,7 +120,7 @@ export function parseFrontMatter(path: string, text: string, format: TemplateFor
     findings.push(finding('template-invalid', path, split.open, message));
     return { bodyStart: split.bodyStart, findings };
   }
-  const src = frontMatterYaml(text, format)!;
+  const src = blockYaml(text, split);
   if (format === 'prompty') {
     // PyYAML keeps a repeated key's last value where the yaml package refuses it: said, not an error.
     for (const e of src.doc.errors.filter((x) => x.code === 'DUPLICATE_KEY')) {

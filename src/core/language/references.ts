@@ -14,6 +14,7 @@
 import type { Span, TemplateDoc } from '../types';
 import { dotpromptBodyLimit } from '../text/nesting';
 import { LineIndex } from '../text/lineIndex';
+import { renderedBody } from './dotprompt/body';
 import { MAX_SOURCE_LENGTH, bodyTree } from './dotprompt/engine';
 import { normalizeTemplate } from './jinja/lexer';
 import { parseJinja, type Expr, type Stmt } from './jinja/parser';
@@ -78,9 +79,8 @@ function handlebarsBody(source: string, start: number, end: number): HbBody | un
 
 /** The body of a `.prompt` file as dotprompt renders it: after the front matter, trimmed (dotprompt/body.ts parseDotpromptBody). */
 function dotpromptMainBody(template: TemplateDoc): HbBody | undefined {
-  const raw = template.text.slice(template.bodySpan.start);
-  const start = template.bodySpan.start + (raw.length - raw.trimStart().length);
-  return handlebarsBody(raw.trim(), start, template.text.length);
+  const { body, start } = renderedBody(template.text, template.bodySpan.start);
+  return handlebarsBody(body, start, template.text.length);
 }
 
 function hbOffset(body: HbBody, p: HbPosition): number {

@@ -11,6 +11,7 @@ import type { FixtureDoc, KeepReason, OmittedItem, SlotTrace, Trace, TraceConfli
 import type { WorkItem } from '../item';
 import type { DecisionLog } from './log';
 import { canonicalJson } from '../../canonical';
+import { defineLazy as lazy } from '../../lazy';
 import { itemSha, metaList } from '../item';
 import { placementOf } from '../order';
 import { versionMatches } from '../filters';
@@ -160,33 +161,6 @@ function fileHashes(env: PipelineEnv, slots: readonly SelectedSlot[]): Record<st
   return files;
 }
 
-/**
- * Defines `key` on the trace as a getter that builds the value on first read and then becomes a
- * plain data property in the same place (so `JSON.stringify`, spreads and structured clones see
- * the same object in the same key order as an eagerly built trace). The value is built once per
- * trace even when the getter has been copied to another object (`copyTrace`).
- */
-function lazy<K extends keyof Trace>(trace: Trace, key: K, build: () => Trace[K]): void {
-  let value: Trace[K] | undefined;
-  let make: (() => Trace[K]) | undefined = build;
-  Object.defineProperty(trace, key, {
-    enumerable: true,
-    configurable: true,
-    get(this: Trace) {
-      if (make !== undefined) {
-        value = make();
-        make = undefined; // drop the closure over the assembly's state
-      }
-      // A frozen copy keeps its getter (the value is built once either way).
-      if (Object.getOwnPropertyDescriptor(this, key)?.configurable) Object.defineProperty(this, key, { value, enumerable: true, configurable: true, writable: true });
-      return value as Trace[K];
-    },
-    set(this: Trace, v: Trace[K]) {
-      // Only this object changes: a copy made before keeps the built value.
-      if (Object.getOwnPropertyDescriptor(this, key)?.configurable) Object.defineProperty(this, key, { value: v, enumerable: true, configurable: true, writable: true });
-    },
-  });
-}
 
 /**
  * A shallow copy of a trace that keeps its lazy entries lazy (a spread would build them): every

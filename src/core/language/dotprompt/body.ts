@@ -710,13 +710,19 @@ function shieldSeparators(body: string): { feed: string; restore: (s: string) =>
   return { feed, restore: (s) => s.split(ls).join('\u2028').split(ps).join('\u2029') };
 }
 
+/**
+ * The body as dotprompt renders it (its parseDocument's `body.trim()`), and where it starts in the
+ * text: what every reader of the body's one tree parses (bodyTree caches it by this text).
+ */
+export function renderedBody(text: string, bodyStart: number): { body: string; start: number } {
+  const raw = text.slice(bodyStart);
+  return { body: raw.trim(), start: bodyStart + (raw.length - raw.trimStart().length) };
+}
+
 export function parseDotpromptBody(path: string, text: string, bodyStart: number): BodyResult {
   const findings: Finding[] = [];
-  // dotprompt renders the body trimmed (its parseDocument's `body.trim()`): the scanner reads that
-  // same text, so one parse of it serves the slot uses here and the compiled renderer.
-  const raw = text.slice(bodyStart);
-  const start = bodyStart + (raw.length - raw.trimStart().length);
-  const body = raw.trim();
+  // The scanner reads the text dotprompt renders, so one parse of it serves the slot uses here and the compiled renderer.
+  const { body, start } = renderedBody(text, bodyStart);
   const shield = shieldSeparators(body);
   const { program, source } = parseTolerant(path, shield.feed, start, findings);
   const walker = new Walker(path, text, start, source, findings, shield.restore);

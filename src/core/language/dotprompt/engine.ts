@@ -30,7 +30,7 @@ import { redactQuoted } from '../../text/secrets';
 import { dotpromptBodyLimit } from '../../text/nesting';
 import type { Span } from '../../types';
 import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from '../engineTypes';
-import { BoundedCache } from '../../cache';
+import { BoundedCache, cachedOrThrow } from '../../cache';
 
 export interface DotpromptData {
   /** Template variables. */
@@ -144,21 +144,11 @@ export function parseHandlebars(source: string): unknown {
  * body reader (body.ts reads the tree) and the compiler (which compiles a copy: Handlebars' compiler
  * rewrites literal paths in place). A keystroke parses its new body once, not once per reader.
  */
-const trees = new BoundedCache<string, { tree: HbNode } | { error: unknown }>(CACHE_SIZE, 4 * MAX_SOURCE_LENGTH);
+const trees = new BoundedCache<string, { value: HbNode } | { error: unknown }>(CACHE_SIZE, 4 * MAX_SOURCE_LENGTH);
 
 /** The body's processed tree, parsed once per source (see `trees`). Throws the parse error. Never mutate it. */
 export function bodyTree(source: string): unknown {
-  let hit = trees.get(source);
-  if (!hit) {
-    try {
-      hit = { tree: parseHandlebars(source) as HbNode };
-    } catch (error) {
-      hit = { error };
-    }
-    trees.set(source, hit, source.length);
-  }
-  if ('error' in hit) throw hit.error;
-  return hit.tree;
+  return cachedOrThrow(trees, source, () => parseHandlebars(source) as HbNode, source.length);
 }
 const { SafeString } = hb;
 
@@ -361,17 +351,7 @@ const frontMatters = new BoundedCache<string, { value: unknown } | { error: unkn
 
 /** `parseFrontMatterYaml`, once per text. The value is shared: nothing here changes it (prepareSource copies its top level). */
 function frontMatterYaml(text: string): unknown {
-  let hit = frontMatters.get(text);
-  if (!hit) {
-    try {
-      hit = { value: parseFrontMatterYaml(text) };
-    } catch (error) {
-      hit = { error };
-    }
-    frontMatters.set(text, hit, text.length);
-  }
-  if ('error' in hit) throw hit.error;
-  return hit.value;
+  return cachedOrThrow(frontMatters, text, () => parseFrontMatterYaml(text), text.length);
 }
 
 /** dotprompt's parseDocument, as far as rendering depends on it. */
