@@ -12,7 +12,8 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mark, unmark } from '../../src/core/assembly/attribution';
+import { expandMarks, mark, ref, refable, splitMarked, unmark } from '../../src/core/assembly/attribution';
+import type { RefResolver } from '../../src/core/assembly/attribution';
 import { renderDotprompt } from '../../src/core/language/dotprompt/engine';
 import type { EngineMessage, EngineResult } from '../../src/core/language/engineTypes';
 import { generateCases, handCases, type DotpromptCase } from '../oracle/dotpromptCases';
@@ -51,7 +52,61 @@ function renderBoth(c: DotpromptCase): { markedRender: EngineResult; plainRender
   return { markedRender, plainRender };
 }
 
+/**
+ * Every string of a value numbered in one walk: `marked` with those numbers as item numbers, and
+ * the same value with every string `refable` accepts passed as a reference instead (`byRef`).
+ */
+function numbered(v: unknown, slot: number, table: Map<string, string>, counter = { n: 0 }): { marked: unknown; byRef: unknown } {
+  if (typeof v === 'string') {
+    const item = counter.n++;
+    if (!refable(v)) return { marked: mark(v, slot, item), byRef: mark(v, slot, item) };
+    table.set(`${slot}:${item}`, v);
+    return { marked: mark(v, slot, item), byRef: ref(slot, item, 0) };
+  }
+  if (Array.isArray(v) && Object.getPrototypeOf(v) === Array.prototype) {
+    const xs = v.map((x) => numbered(x, slot, table, counter));
+    return { marked: xs.map((x) => x.marked), byRef: xs.map((x) => x.byRef) };
+  }
+  if (v && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    const a: Record<string, unknown> = {};
+    const b: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const r = numbered(x, slot, table, counter);
+      Object.defineProperty(a, k, { value: r.marked, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(b, k, { value: r.byRef, enumerable: true, writable: true, configurable: true });
+    }
+    return { marked: a, byRef: b };
+  }
+  return { marked: v, byRef: v };
+}
+
 describe('render once: a template that only prints its values', () => {
+  it('renders references to texts as it renders the marked texts: the same cut, the same plain split', () => {
+    const examples: DotpromptCase[] = walk(path.join(REPO, 'examples')).map((p) => ({ name: path.relative(REPO, p), source: readFileSync(p, 'utf8'), data: { input: {} } }));
+    const cases = [...handCases, ...generateCases(20261203, 1000), ...examples];
+    let withRefs = 0;
+    const wrong: string[] = [];
+    for (const c of cases) {
+      const opts = { ...(c.partials ? { partials: c.partials } : {}), ...(c.inputDefault ? { inputDefault: c.inputDefault } : {}), lenient: true };
+      const table = new Map<string, string>();
+      const values = Object.entries(c.data.input).map(([k, v], i) => [k, numbered(v, i, table)] as const);
+      const markedInput = Object.fromEntries(values.map(([k, v]) => [k, v.marked]));
+      const refInput = Object.fromEntries(values.map(([k, v]) => [k, v.byRef]));
+      const markedRender = renderDotprompt(c.source, { ...c.data, input: markedInput }, opts);
+      if (!markedRender.printsValuesOnly || markedRender.issues.length) continue;
+      if (table.size) withRefs++;
+      const resolve: RefResolver = (slot, item) => table.get(`${slot}:${item}`);
+      const refRender = renderDotprompt(c.source, { ...c.data, input: refInput }, opts);
+      const cut = (r: EngineResult, withResolver: boolean) => r.messages.map((m) => ({ role: m.role, parts: m.parts.map((p) => (p.type === 'text' ? splitMarked(p.text, withResolver ? resolve : undefined) : p.type === 'media' ? { url: expandMarks(p.url, resolve) } : { section: p.name })) }));
+      const plain = renderDotprompt(c.source, c.data, opts).messages;
+      if (JSON.stringify(cut(refRender, true)) !== JSON.stringify(cut(markedRender, false))) wrong.push(`${c.name}: cut`);
+      else if (JSON.stringify(refRender.splitWith?.((s) => expandMarks(s, resolve))) !== JSON.stringify(plain)) wrong.push(`${c.name}: plain split`);
+    }
+    expect(wrong).toEqual([]);
+    expect(withRefs).toBeGreaterThan(cases.length / 4);
+  });
+
+
   it('renders marked values as it renders the plain ones, on the differential suite and the examples', () => {
     const examples: DotpromptCase[] = walk(path.join(REPO, 'examples')).map((p) => ({ name: path.relative(REPO, p), source: readFileSync(p, 'utf8'), data: { input: {} } }));
     const cases = [...handCases, ...generateCases(20261202, 1000), ...examples];

@@ -8,18 +8,32 @@
  * marked string (`ifEquals`, `length`, `tojson`), the two differ and the unmarked render is used,
  * without attribution (the caller reports that). What the model receives is therefore always the
  * engine's output for the real values.
+ *
+ * A template that only prints, loops over and tests its values (the engine's tree says so:
+ * `printsValuesOnly`) renders a value's text without reading it, so a long text can go into the
+ * engine as a reference instead (`ref`: a mark with the slot, item and field, and no text): the
+ * engine renders a short string, and the text is put back where the reference is when the render
+ * is cut into parts (`splitMarked` with a resolver) or expanded (`expandMarks`). The fit step's
+ * probes then render and cut tens of kilobytes instead of the whole request, and count the same
+ * text objects from one probe to the next.
  */
 
 /** Opens a marked run: followed by 3 slot digits and 3 item digits (base 256 from MARK_DIGIT). */
 export const MARK_OPEN = '\uE000';
 /** Closes the innermost marked run. */
 export const MARK_CLOSE = '\uE001';
+/** A reference to a text (followed by 3 slot, 3 item and 1 field digits): stands for a marked run of that text. */
+export const MARK_REF = '\uE002';
 const MARK_DIGIT = 0xe100;
 const HEADER = 7;
+const REF_LENGTH = 8;
 /** Every character the marks use; text that contains any of them cannot be attributed. */
-export const MARK_CHARS = /[\uE000\uE001\uE100-\uE1FF]/;
+export const MARK_CHARS = /[\uE000-\uE002\uE100-\uE1FF]/;
 const MARK_CHARS_G = /[\uE000\uE001]|[\uE100-\uE1FF]/g;
-const NEXT_MARK = /[\uE000\uE001\uE100-\uE1FF]/g;
+const NEXT_MARK = /[\uE000-\uE002\uE100-\uE1FF]/g;
+
+/** The text a reference stands for (slot number, item number, field number), or undefined when there is none. */
+export type RefResolver = (slot: number, item: number, field: number) => string | undefined;
 
 function digits(n: number): string {
   return String.fromCharCode(MARK_DIGIT + ((n >> 16) & 0xff), MARK_DIGIT + ((n >> 8) & 0xff), MARK_DIGIT + (n & 0xff));
@@ -35,9 +49,49 @@ export function mark(text: string, slot: number, item = -1): string {
   return MARK_OPEN + digits(slot) + digits(item + 1) + text + MARK_CLOSE;
 }
 
-/** The text without any marks. */
+/**
+ * A reference to the text of field `field` of item `item` of slot `slot`: it renders, cuts and
+ * expands as `mark(text, slot, item)` would where the template only prints it. The text must be
+ * one that `refable` accepts.
+ */
+export function ref(slot: number, item: number, field: number): string {
+  return MARK_REF + digits(slot) + digits(item + 1) + String.fromCharCode(MARK_DIGIT + field);
+}
+
+/**
+ * Whether a text can go into a printing-only template as a reference: it is not blank (dotprompt
+ * drops blank pieces between markers, and a reference is never blank) and has no `<` or `>`, so it
+ * cannot take part in a dotprompt marker (`<<<dotprompt:…>>>`) that the reference would hide.
+ */
+export function refable(text: string): boolean {
+  return text.trim() !== '' && !/[<>]/.test(text) && !MARK_CHARS.test(text);
+}
+
+/** The text without any marks (the text must hold no references: see `expandMarks`). */
 export function unmark(text: string): string {
   return text.indexOf(MARK_OPEN) < 0 && text.indexOf(MARK_CLOSE) < 0 ? text : text.replace(MARK_CHARS_G, '');
+}
+
+/**
+ * The text without marks, each reference replaced by the text it stands for: what a render of
+ * the plain values gives where the template only prints them. A reference that cannot be resolved
+ * (damaged) is dropped, which the attribution check then sees as a difference.
+ */
+export function expandMarks(text: string, resolve: RefResolver): string {
+  if (text.indexOf(MARK_REF) < 0) return unmark(text);
+  let out = '';
+  let i = 0;
+  NEXT_MARK.lastIndex = 0;
+  for (let m = NEXT_MARK.exec(text); m; m = NEXT_MARK.exec(text)) {
+    const at = m.index;
+    out += text.slice(i, at);
+    if (text.charCodeAt(at) === 0xe002 && at + REF_LENGTH <= text.length) {
+      out += resolve(readDigits(text, at + 1), readDigits(text, at + 4) - 1, text.charCodeAt(at + 7) - MARK_DIGIT) ?? '';
+      i = at + REF_LENGTH;
+    } else i = at + 1;
+    NEXT_MARK.lastIndex = i;
+  }
+  return out + text.slice(i);
 }
 
 export interface MarkedRun {
@@ -53,7 +107,7 @@ export interface MarkedRun {
  * marked string) are tolerated: a stray close ends nothing, an open without close runs to the end.
  * Returns undefined when a header is cut short, i.e. the marks were damaged.
  */
-export function splitMarked(text: string): MarkedRun[] | undefined {
+export function splitMarked(text: string, resolve?: RefResolver): MarkedRun[] | undefined {
   const out: MarkedRun[] = [];
   const stack: Array<{ slot: number; item: number }> = [];
   let buf = '';
@@ -85,6 +139,24 @@ export function splitMarked(text: string): MarkedRun[] | undefined {
       flush();
       stack.pop();
       i++;
+      continue;
+    }
+    if (c === 0xe002) {
+      // A reference: the run of the text it stands for (the innermost mark, as a marked text would be).
+      if (!resolve || i + REF_LENGTH > text.length) return undefined;
+      for (let k = 1; k < REF_LENGTH; k++) {
+        const d = text.charCodeAt(i + k);
+        if (d < MARK_DIGIT || d > MARK_DIGIT + 0xff) return undefined;
+      }
+      const slot = readDigits(text, i + 1);
+      const item = readDigits(text, i + 4) - 1;
+      const target = resolve(slot, item, text.charCodeAt(i + 7) - MARK_DIGIT);
+      if (target === undefined) return undefined;
+      flush();
+      const last = out[out.length - 1];
+      if (last && last.slot === slot && last.item === item) last.text += target;
+      else out.push({ text: target, slot, item });
+      i += REF_LENGTH;
       continue;
     }
     if (c >= MARK_DIGIT && c <= MARK_DIGIT + 0xff) return undefined;

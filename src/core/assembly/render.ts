@@ -23,10 +23,11 @@ import type { FixtureDoc, MessagePart, RenderedMessage, Role, SlotKind, Span, Te
 import type { WorkItem } from './item';
 import type { Envelope, EnvelopeKind } from './envelope';
 import type { Neutralised } from './escape';
-import { renderDotprompt } from '../language/dotprompt/engine';
+import { dotpromptPrintsValuesOnly, renderDotprompt } from '../language/dotprompt/engine';
 import { PROMPTY_LINE_LABEL, renderPrompty } from '../language/prompty/engine';
 import { basename } from '../paths';
-import { ItemList, ItemValue, MARK_CHARS, mark, splitMarked, unmark } from './attribution';
+import { ItemList, ItemValue, MARK_CHARS, expandMarks, mark, ref, refable, splitMarked } from './attribution';
+import type { RefResolver } from './attribution';
 import { envelopeFor, sourcesOf } from './envelope';
 import { neutralise } from './escape';
 import { runtimeValueOf } from '../fixture/values';
@@ -98,7 +99,17 @@ interface Escaped {
 
 const escapedTexts = new WeakMap<WorkItem, { key: string; value: Escaped }>();
 /** The engine value of each item, marked and plain, by item and `valueSignature`. */
-const itemValueCache = new WeakMap<WorkItem, { sig: string; marked?: ItemValue; plain?: ItemValue; neutralised: Rendered['neutralised'] }>();
+const itemValueCache = new WeakMap<WorkItem, { sig: string; marked?: ItemValue; plain?: ItemValue; byRef?: RefValue; neutralised: Rendered['neutralised'] }>();
+
+/** An item's engine value whose long texts are references (attribution.ts, `ref`), and the texts they stand for by field. */
+interface RefValue {
+  value: ItemValue;
+  texts: readonly (string | undefined)[];
+}
+
+/** Reference fields: the item's unit (what it prints as) and its text. */
+const UNIT_FIELD = 0;
+const TEXT_FIELD = 1;
 const itemEnvelopes = new WeakMap<WorkItem, { key: string; value: Envelope }>();
 
 export class Renderer {
@@ -108,6 +119,16 @@ export class Renderer {
   private readonly escape: boolean;
   private readonly trustKnown: boolean;
   private last: { key: ReadonlyMap<string, readonly WorkItem[]>; value: Rendered } | undefined;
+  /**
+   * The template only prints, loops over and tests its values (dotprompt's tree says so): the
+   * marked render passes items' long texts as references, put back when the render is cut.
+   */
+  private readonly byRef: boolean;
+  /** The texts the references of the current values stand for: slot number -> item number -> field. */
+  private readonly refTexts = new Map<number, Map<number, readonly (string | undefined)[]>>();
+  private readonly resolve: RefResolver = (slot, item, field) => this.refTexts.get(slot)?.get(item)?.[field];
+  /** A marked text as the plain values render it: marks removed, references expanded. */
+  private readonly plainText = (s: string): string => expandMarks(s, this.resolve);
 
   constructor(
     private readonly template: TemplateDoc,
@@ -127,6 +148,19 @@ export class Renderer {
       const printed = template.uses.filter((u) => u.slot === name && u.form !== 'if');
       if (printed.length && printed.every((u) => u.delimiter && u.delimiter.toLowerCase() === st.label!.toLowerCase())) this.selfWrapped.add(name);
     }
+    this.byRef = template.format === 'prompt' && dotpromptPrintsValuesOnly(template.text, this.dotpromptOptions());
+  }
+
+  /** The options of every dotprompt render of this template. */
+  private dotpromptOptions(): Parameters<typeof renderDotprompt>[2] {
+    return {
+      partials: this.options.partials ?? {},
+      inputDefault: this.options.defaults ?? {},
+      // The product renders what the application may register in code (declared or not) instead of failing on it.
+      lenient: true,
+      ...(this.options.codeHelpers?.length ? { codeHelpers: this.options.codeHelpers } : {}),
+      ...(this.options.codePartials?.length ? { codePartials: this.options.codePartials } : {}),
+    };
   }
 
   /** Slots whose envelopes the template writes itself. */
@@ -172,8 +206,8 @@ export class Renderer {
     // The check of attribution.ts: the marks must not have changed what the engine rendered. Where
     // the engine's tree shows the template only prints, loops over and tests its values, the plain
     // render is the marked text unmarked, split into messages by the engine (no second render).
-    const plain = first.splitWith && !first.issues.length ? { ...first, messages: first.splitWith(unmark) } : this.engine(this.values(kept, false, []));
-    const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i]));
+    const plain = first.splitWith && !first.issues.length ? { ...first, messages: first.splitWith(this.plainText) } : this.engine(this.values(kept, false, []));
+    const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i], this.plainText));
     const estimate = rendered.estimate || plain.estimate ? { estimate: true as const } : {};
     if (same) return { messages, issues, neutralised, ...estimate, ...this.runtimeField() };
     const span = this.template.bodySpan;
@@ -191,14 +225,7 @@ export class Renderer {
   private engine(v: EngineValues): EngineResult {
     const t = this.template;
     if (t.format === 'prompt') {
-      return renderDotprompt(t.text, { input: v.input, ...(this.fixture?.context ? { context: this.fixture.context } : {}), ...(v.messages ? { messages: v.messages } : {}) }, {
-        partials: this.options.partials ?? {},
-        inputDefault: this.options.defaults ?? {},
-        // The product renders what the application may register in code (declared or not) instead of failing on it.
-        lenient: true,
-        ...(this.options.codeHelpers?.length ? { codeHelpers: this.options.codeHelpers } : {}),
-        ...(this.options.codePartials?.length ? { codePartials: this.options.codePartials } : {}),
-      });
+      return renderDotprompt(t.text, { input: v.input, ...(this.fixture?.context ? { context: this.fixture.context } : {}), ...(v.messages ? { messages: v.messages } : {}) }, this.dotpromptOptions());
     }
     const input = { ...(this.options.defaults ?? {}), ...v.input };
     // The engine reads the runtime line and the template format from the front matter itself.
@@ -232,9 +259,9 @@ export class Renderer {
     const parts: MessagePart[] = [];
     for (const p of m.parts) {
       if (p.type === 'text') {
-        const runs = splitMarked(p.text);
+        const runs = splitMarked(p.text, this.resolve);
         if (!runs) {
-          parts.push({ text: unmark(p.text) });
+          parts.push({ text: this.plainText(p.text) });
           continue;
         }
         for (const r of runs) {
@@ -254,7 +281,7 @@ export class Renderer {
           else parts.push(part);
         }
       } else if (p.type === 'media') {
-        parts.push({ text: '', media: { url: unmark(p.url), ...(p.contentType ? { contentType: unmark(p.contentType) } : {}) } });
+        parts.push({ text: '', media: { url: this.plainText(p.url), ...(p.contentType ? { contentType: this.plainText(p.contentType) } : {}) } });
       } else {
         parts.push({ text: '', section: p.name });
       }
@@ -305,9 +332,19 @@ export class Renderer {
         input[name] = runtime !== undefined ? markDeep(runtime, esc, true) : markDeep(fixtureValue.raw, esc);
         return;
       }
+      const byRef = marks && this.byRef && state.kind !== 'history';
+      let refs: Map<number, readonly (string | undefined)[]> | undefined;
+      if (byRef) {
+        refs = this.refTexts.get(slotNo);
+        if (!refs) this.refTexts.set(slotNo, (refs = new Map()));
+      }
       if (state.isText) {
         const item = items[0];
-        input[name] = item ? m(this.unit(item, state, neutralised), item.index) : '';
+        const unit = item ? this.unit(item, state, neutralised) : '';
+        if (item && refs && refable(unit)) {
+          refs.set(item.index, [unit]);
+          input[name] = ref(slotNo, item.index, UNIT_FIELD);
+        } else input[name] = item ? m(unit, item.index) : '';
         return;
       }
       const sig = this.valueSignature(slotNo, state);
@@ -316,15 +353,31 @@ export class Renderer {
         // item and slot settings, and outlive this renderer (the next keystroke's reuses them).
         let cached = itemValueCache.get(item);
         if (!cached || cached.sig !== sig) itemValueCache.set(item, (cached = { sig, neutralised: [] }));
-        const hit = marks ? cached.marked : cached.plain;
-        if (hit) {
-          neutralised.push(...cached.neutralised);
-          return hit;
+        if (refs) {
+          if (cached.byRef) {
+            neutralised.push(...cached.neutralised);
+            refs.set(item.index, cached.byRef.texts);
+            return cached.byRef.value;
+          }
+        } else {
+          const hit = marks ? cached.marked : cached.plain;
+          if (hit) {
+            neutralised.push(...cached.neutralised);
+            return hit;
+          }
         }
         const own: Rendered['neutralised'] = [];
-        const v = this.itemValue(item, state, marks ? m : (t: string) => t, own);
-        if (marks) cached.marked = v;
-        else cached.plain = v;
+        let v: ItemValue;
+        if (refs) {
+          const texts: Array<string | undefined> = [];
+          v = this.itemValue(item, state, m, own, { slotNo, texts });
+          cached.byRef = { value: v, texts };
+          refs.set(item.index, texts);
+        } else {
+          v = this.itemValue(item, state, marks ? m : (t: string) => t, own);
+          if (marks) cached.marked = v;
+          else cached.plain = v;
+        }
         cached.neutralised = own;
         neutralised.push(...own);
         return v;
@@ -338,10 +391,16 @@ export class Renderer {
   }
 
   /** An item as the engine sees it: prints as its unit, with its fields. */
-  private itemValue(item: WorkItem, state: SlotState, m: (text: string, item?: number) => string, neutralised: Rendered['neutralised']): ItemValue {
+  private itemValue(item: WorkItem, state: SlotState, m: (text: string, item?: number) => string, neutralised: Rendered['neutralised'], byRef?: { slotNo: number; texts: Array<string | undefined> }): ItemValue {
     const i = item.index;
     const esc = (s: string | undefined) => (s === undefined ? undefined : m(this.escapeText(s, state, item, neutralised, true), i));
-    const text = m(this.escaped(item, state, neutralised).text, i);
+    // With references, a long text goes in as a reference to it (the template only prints it).
+    const long = (s: string, field: number): string => {
+      if (!byRef || !refable(s)) return m(s, i);
+      byRef.texts[field] = s;
+      return ref(byRef.slotNo, i, field);
+    };
+    const text = long(this.escaped(item, state, neutralised).text, TEXT_FIELD);
     const fields: Record<string, unknown> = {
       // The id is the fixture's text like any field (a generated id is ours): neutralised the same way.
       id: item.hasId ? esc(item.id) : item.id,
@@ -364,7 +423,7 @@ export class Renderer {
     if (item.merged.length) fields.sources = sourcesOf(item).map((s) => esc(s));
     for (const [k, v] of Object.entries(item.meta)) if (!(k in fields)) fields[k] = markDeep(v, (s) => m(this.escapeText(s, state, item, neutralised, true), i));
     // The unit's neutralisations are the text's, already listed above.
-    return new ItemValue(m(this.unit(item, state, []), i), fields);
+    return new ItemValue(long(this.unit(item, state, []), UNIT_FIELD), fields);
   }
 
   /** What an item prints as: its escaped text, in its envelope when the slot has a label. */
@@ -424,13 +483,14 @@ interface EngineValues {
   messages?: Array<{ role: string; content: Array<{ text: string }> }>;
 }
 
-function sameMessage(a: EngineMessage, b: EngineMessage): boolean {
+/** Whether plain message `a` is marked message `b` with `plain` applied to its texts. */
+function sameMessage(a: EngineMessage, b: EngineMessage, plain: (s: string) => string): boolean {
   if (a.role !== b.role || a.parts.length !== b.parts.length) return false;
   return a.parts.every((p, i) => {
     const q = b.parts[i];
     if (p.type !== q.type) return false;
-    if (p.type === 'text') return p.text === unmark((q as { text: string }).text);
-    if (p.type === 'media') return p.url === unmark((q as { url: string }).url) && (p.contentType ?? '') === unmark((q as { contentType?: string }).contentType ?? '');
+    if (p.type === 'text') return p.text === plain((q as { text: string }).text);
+    if (p.type === 'media') return p.url === plain((q as { url: string }).url) && (p.contentType ?? '') === plain((q as { contentType?: string }).contentType ?? '');
     return p.name === (q as { name: string }).name;
   });
 }

@@ -979,18 +979,37 @@ function renderErrorSpan(compiled: Compiled, err: unknown, chain: string[] | und
   return { span: locSpan(prepared, undefined), prefix: '' };
 }
 
+/** What the options register in code, as the compile cache keys it. */
+function codeRegistered(options: DotpromptOptions): CodeRegistered {
+  return {
+    // A declared name dotprompt or Handlebars already defines keeps its own, runnable, definition.
+    helpers: [...new Set(options.codeHelpers ?? [])].filter((h) => h && !BUILTIN_HELPERS.has(h)).sort(),
+    partials: [...new Set(options.codePartials ?? [])].filter((p) => p && p !== '__proto__').sort(),
+    lenient: options.lenient === true,
+  };
+}
+
+/**
+ * Whether `renderDotprompt(source, …, options)` will say `printsValuesOnly`, from the compiled
+ * tree alone (the compile is cached; nothing is rendered): the template compiles and only prints,
+ * loops over and tests its values.
+ */
+export function dotpromptPrintsValuesOnly(source: string, options: DotpromptOptions = {}): boolean {
+  try {
+    const { template, analysis } = compile(source, options.partials, codeRegistered(options));
+    return !!template && !!analysis && !analysis.readsValues;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Renders a whole `.prompt` file as dotprompt 1.1.2 does. Never throws: a template dotprompt would
  * reject gives a `template-invalid` issue and no messages; what cannot be reproduced exactly is an
  * `unsupported-feature` issue.
  */
 export function renderDotprompt(source: string, data: DotpromptData, options: DotpromptOptions = {}): EngineResult {
-  const code: CodeRegistered = {
-    // A declared name dotprompt or Handlebars already defines keeps its own, runnable, definition.
-    helpers: [...new Set(options.codeHelpers ?? [])].filter((h) => h && !BUILTIN_HELPERS.has(h)).sort(),
-    partials: [...new Set(options.codePartials ?? [])].filter((p) => p && p !== '__proto__').sort(),
-    lenient: options.lenient === true,
-  };
+  const code = codeRegistered(options);
   let compiled: Compiled;
   try {
     compiled = compile(source, options.partials, code);
