@@ -128,7 +128,19 @@ const ENGINE_RULES = new Set(['unsupported-feature', 'template-invalid', 'unknow
 export function analyzeTemplate(host: FileHost, path: string, options: AnalyzeOptions = {}): TemplateAnalysis | undefined {
   const template = readTemplate(host, path);
   if (!template) return undefined;
-  const b = bindTemplate(host, template, options);
+  return analyzeBound(host, bindTemplate(host, template, options), options);
+}
+
+/**
+ * The analysis of a bound template with one fixture. The binding depends on the template, its
+ * config, sample and partials and the model options, never on the fixture, so a caller that
+ * analyses one template with each of its fixtures in turn (`ctxlens check`) binds it once and
+ * passes the binding back with each fixture. It must come from `bindTemplate` with the same
+ * host and options (`fixture` aside), while no file it read has changed.
+ */
+export function analyzeBound(host: FileHost, b: TemplateBinding, options: AnalyzeOptions = {}): TemplateAnalysis {
+  const template = b.template;
+  const path = template.path;
   const findings = [...b.findings];
   const dependencies = [...b.dependencies];
   const analysis: TemplateAnalysis = {

@@ -7,7 +7,7 @@
 import type { FileHost } from '../host';
 import type { Finding } from '../types';
 import type { AnalyzeOptions } from './analyze';
-import { analyzeConfig, analyzeFixture, analyzeTemplate, dedupe } from './analyze';
+import { analyzeBound, analyzeConfig, analyzeFixture, analyzeTemplate, dedupe } from './analyze';
 import { append, classifyFile } from './files';
 
 /** What checking one template (with every one of its fixtures) found, and the files it covered. */
@@ -17,7 +17,12 @@ export interface TemplateCheck {
   covered: string[];
 }
 
-/** One template with its first fixture, then with each other fixture (the first step of `checkFiles`). */
+/**
+ * One template with its first fixture, then with each other fixture (the first step of `checkFiles`).
+ * The template is bound once (config, model, budget, sample, partials and the rules that need no
+ * values): the binding does not depend on the fixture, so each further fixture only chooses,
+ * reads and assembles its values.
+ */
 export function checkTemplate(host: FileHost, path: string, options: AnalyzeOptions = {}): TemplateCheck {
   const findings: Finding[] = [];
   const covered = [path];
@@ -28,7 +33,7 @@ export function checkTemplate(host: FileHost, path: string, options: AnalyzeOpti
   for (const f of first.fixtures) {
     covered.push(f.path);
     if (f.path === first.fixture?.path) continue;
-    const again = analyzeTemplate(host, path, { ...options, fixture: f.path });
+    const again = first.binding ? analyzeBound(host, first.binding, { ...options, fixture: f.path }) : analyzeTemplate(host, path, { ...options, fixture: f.path });
     if (again) append(findings, again.findings);
   }
   return { findings, covered };
