@@ -12,7 +12,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expandMarks, mark, ref, refable, splitMarked, unmark } from '../../src/core/assembly/attribution';
+import { expandMarks, isExpansion, mark, ref, refable, splitMarked, unmark } from '../../src/core/assembly/attribution';
 import type { RefResolver } from '../../src/core/assembly/attribution';
 import { renderDotprompt } from '../../src/core/language/dotprompt/engine';
 import type { EngineMessage, EngineResult } from '../../src/core/language/engineTypes';
@@ -106,6 +106,21 @@ describe('render once: a template that only prints its values', () => {
     expect(withRefs).toBeGreaterThan(cases.length / 4);
   });
 
+
+  it('compares a plain text with a marked one in place exactly as expanding the marked one would', () => {
+    const table = new Map([['1:0', 'alpha beta'], ['2:3', 'γ'], ['1:1', '']]);
+    const resolve: RefResolver = (slot, item) => table.get(`${slot}:${item}`);
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    const atoms = ['a', ' ', 'alpha', ref(1, 0, 0), ref(2, 3, 0), ref(1, 1, 0), ref(9, 9, 0), mark('x', 1, 2), mark('alpha beta', 0), '\uE000', '\uE001', '\uE002', '\uE150'];
+    for (let n = 0; n < 3000; n++) {
+      const marked = Array.from({ length: rnd(8) }, () => atoms[rnd(atoms.length)]).join('');
+      const expanded = expandMarks(marked, resolve);
+      expect(isExpansion(expanded, marked, resolve)).toBe(true);
+      const other = rnd(2) ? expanded + 'a' : expanded.slice(0, Math.max(0, expanded.length - 1 - rnd(3))) + (rnd(2) ? 'b' : '');
+      expect(isExpansion(other, marked, resolve)).toBe(other === expanded);
+    }
+  });
 
   it('renders marked values as it renders the plain ones, on the differential suite and the examples', () => {
     const examples: DotpromptCase[] = walk(path.join(REPO, 'examples')).map((p) => ({ name: path.relative(REPO, p), source: readFileSync(p, 'utf8'), data: { input: {} } }));

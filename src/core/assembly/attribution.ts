@@ -30,7 +30,19 @@ const REF_LENGTH = 8;
 /** Every character the marks use; text that contains any of them cannot be attributed. */
 export const MARK_CHARS = /[\uE000-\uE002\uE100-\uE1FF]/;
 const MARK_CHARS_G = /[\uE000\uE001]|[\uE100-\uE1FF]/g;
-const NEXT_MARK = /[\uE000-\uE002\uE100-\uE1FF]/g;
+
+/**
+ * Where the next mark character is in `s` from `from`, or -1. A loop over the characters: the
+ * texts it reads are flat (a split's pieces, or a text `indexOf` has already flattened), and in a
+ * text of many short runs a regular expression's per-call cost dominates.
+ */
+function nextMark(s: string, from: number): number {
+  for (let i = from; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xe000 && (c <= 0xe002 || (c >= MARK_DIGIT && c <= MARK_DIGIT + 0xff))) return i;
+  }
+  return -1;
+}
 
 /** The text a reference stands for (slot number, item number, field number), or undefined when there is none. */
 export type RefResolver = (slot: number, item: number, field: number) => string | undefined;
@@ -81,17 +93,39 @@ export function expandMarks(text: string, resolve: RefResolver): string {
   if (text.indexOf(MARK_REF) < 0) return unmark(text);
   let out = '';
   let i = 0;
-  NEXT_MARK.lastIndex = 0;
-  for (let m = NEXT_MARK.exec(text); m; m = NEXT_MARK.exec(text)) {
-    const at = m.index;
+  for (let at = nextMark(text, 0); at >= 0; at = nextMark(text, i)) {
     out += text.slice(i, at);
     if (text.charCodeAt(at) === 0xe002 && at + REF_LENGTH <= text.length) {
       out += resolve(readDigits(text, at + 1), readDigits(text, at + 4) - 1, text.charCodeAt(at + 7) - MARK_DIGIT) ?? '';
       i = at + REF_LENGTH;
     } else i = at + 1;
-    NEXT_MARK.lastIndex = i;
   }
   return out + text.slice(i);
+}
+
+/**
+ * Whether `plain` equals `expandMarks(marked, resolve)`, compared in place: the expansion of a
+ * whole request is not built to be compared.
+ */
+export function isExpansion(plain: string, marked: string, resolve: RefResolver): boolean {
+  if (marked.indexOf(MARK_REF) < 0 && marked.indexOf(MARK_OPEN) < 0 && marked.indexOf(MARK_CLOSE) < 0) return plain === marked;
+  let at = 0;
+  let i = 0;
+  // A slice and an equality (the first slice flattens a rope; startsWith on one is slower).
+  const matches = (piece: string): boolean => {
+    if (plain.slice(at, at + piece.length) !== piece) return false;
+    at += piece.length;
+    return true;
+  };
+  for (let k = nextMark(marked, 0); k >= 0; k = nextMark(marked, i)) {
+    if (k > i && !matches(marked.slice(i, k))) return false;
+    if (marked.charCodeAt(k) === 0xe002 && k + REF_LENGTH <= marked.length) {
+      const target = resolve(readDigits(marked, k + 1), readDigits(marked, k + 4) - 1, marked.charCodeAt(k + 7) - MARK_DIGIT);
+      if (target !== undefined && !matches(target)) return false;
+      i = k + REF_LENGTH;
+    } else i = k + 1;
+  }
+  return (i >= marked.length || matches(marked.slice(i))) && at === plain.length;
 }
 
 export interface MarkedRun {
@@ -109,66 +143,73 @@ export interface MarkedRun {
  */
 export function splitMarked(text: string, resolve?: RefResolver): MarkedRun[] | undefined {
   const out: MarkedRun[] = [];
-  const stack: Array<{ slot: number; item: number }> = [];
-  let buf = '';
-  const flush = () => {
-    if (!buf) return;
-    const top = stack[stack.length - 1];
-    const slot = top ? top.slot : -1;
-    const item = top ? top.item : -1;
+  const ok = scanMarked(text, resolve, (piece, slot, item) => {
     const last = out[out.length - 1];
-    if (last && last.slot === slot && last.item === item) last.text += buf;
-    else out.push({ text: buf, slot, item });
-    buf = '';
-  };
+    if (last && last.slot === slot && last.item === item) last.text += piece;
+    else out.push({ text: piece, slot, item });
+  });
+  return ok ? out : undefined;
+}
+
+/**
+ * The texts of marked text's runs in order, without their attribution and unmerged: what counting
+ * needs of a fit probe (their concatenation is the runs'). Undefined where `splitMarked` is.
+ */
+export function markedTexts(text: string, resolve?: RefResolver): string[] | undefined {
+  const out: string[] = [];
+  return scanMarked(text, resolve, (piece) => out.push(piece)) ? out : undefined;
+}
+
+/** Reads marked text, giving each piece of text with the slot and item of its innermost mark; false when the marks are damaged. */
+function scanMarked(text: string, resolve: RefResolver | undefined, emit: (text: string, slot: number, item: number) => void): boolean {
+  // No marks at all (this search also flattens a rope before the loop below reads its characters).
+  if (!MARK_CHARS.test(text)) {
+    if (text) emit(text, -1, -1);
+    return true;
+  }
+  const stack: Array<{ slot: number; item: number }> = [];
   let i = 0;
   while (i < text.length) {
     const c = text.charCodeAt(i);
     if (c === 0xe000) {
-      if (i + HEADER > text.length) return undefined;
+      if (i + HEADER > text.length) return false;
       for (let k = 1; k < HEADER; k++) {
         const d = text.charCodeAt(i + k);
-        if (d < MARK_DIGIT || d > MARK_DIGIT + 0xff) return undefined;
+        if (d < MARK_DIGIT || d > MARK_DIGIT + 0xff) return false;
       }
-      flush();
       stack.push({ slot: readDigits(text, i + 1), item: readDigits(text, i + 4) - 1 });
       i += HEADER;
       continue;
     }
     if (c === 0xe001) {
-      flush();
       stack.pop();
       i++;
       continue;
     }
     if (c === 0xe002) {
       // A reference: the run of the text it stands for (the innermost mark, as a marked text would be).
-      if (!resolve || i + REF_LENGTH > text.length) return undefined;
+      if (!resolve || i + REF_LENGTH > text.length) return false;
       for (let k = 1; k < REF_LENGTH; k++) {
         const d = text.charCodeAt(i + k);
-        if (d < MARK_DIGIT || d > MARK_DIGIT + 0xff) return undefined;
+        if (d < MARK_DIGIT || d > MARK_DIGIT + 0xff) return false;
       }
       const slot = readDigits(text, i + 1);
       const item = readDigits(text, i + 4) - 1;
       const target = resolve(slot, item, text.charCodeAt(i + 7) - MARK_DIGIT);
-      if (target === undefined) return undefined;
-      flush();
-      const last = out[out.length - 1];
-      if (last && last.slot === slot && last.item === item) last.text += target;
-      else out.push({ text: target, slot, item });
+      if (target === undefined) return false;
+      emit(target, slot, item);
       i += REF_LENGTH;
       continue;
     }
-    if (c >= MARK_DIGIT && c <= MARK_DIGIT + 0xff) return undefined;
-    // Copy the run up to the next mark in one slice. The regular expression finds it natively;
-    // a charCodeAt loop over an engine's output (a rope of concatenations) runs far slower.
-    NEXT_MARK.lastIndex = i + 1;
-    const j = NEXT_MARK.exec(text)?.index ?? text.length;
-    buf += text.slice(i, j);
+    if (c >= MARK_DIGIT && c <= MARK_DIGIT + 0xff) return false;
+    // The run up to the next mark, in one slice.
+    const next = nextMark(text, i + 1);
+    const j = next < 0 ? text.length : next;
+    const top = stack[stack.length - 1];
+    emit(text.slice(i, j), top ? top.slot : -1, top ? top.item : -1);
     i = j;
   }
-  flush();
-  return out;
+  return true;
 }
 
 /**

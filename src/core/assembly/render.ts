@@ -26,7 +26,9 @@ import type { Neutralised } from './escape';
 import { dotpromptPrintsValuesOnly, renderDotprompt } from '../language/dotprompt/engine';
 import { PROMPTY_LINE_LABEL, renderPrompty } from '../language/prompty/engine';
 import { basename } from '../paths';
-import { ItemList, ItemValue, MARK_CHARS, expandMarks, mark, ref, refable, splitMarked } from './attribution';
+import { ItemList, ItemValue, MARK_CHARS, expandMarks, isExpansion, mark, markedTexts, ref, refable, splitMarked } from './attribution';
+import { append } from './append';
+import { defineLazy } from '../lazy';
 import type { RefResolver } from './attribution';
 import { envelopeFor, sourcesOf } from './envelope';
 import { neutralise } from './escape';
@@ -129,6 +131,8 @@ export class Renderer {
   private readonly resolve: RefResolver = (slot, item, field) => this.refTexts.get(slot)?.get(item)?.[field];
   /** A marked text as the plain values render it: marks removed, references expanded. */
   private readonly plainText = (s: string): string => expandMarks(s, this.resolve);
+  /** Whether `plain` is marked text `marked` as the plain values render it (`plainText`, without building it). */
+  private readonly plainIs = (plain: string, marked: string): boolean => isExpansion(plain, marked, this.resolve);
 
   constructor(
     private readonly template: TemplateDoc,
@@ -187,16 +191,33 @@ export class Renderer {
     return this.probe(kept).texts;
   }
 
-  /** The marked render of `kept` and its part texts, for counting (countParts.ts). */
+  /**
+   * The marked render of `kept` and its texts, for counting (countParts.ts). The texts are the
+   * runs' texts (any cut of the same text counts the same); the render is cut into attributed
+   * parts only if this probe becomes the request.
+   */
   probe(kept: ReadonlyMap<string, readonly WorkItem[]>): Probe {
-    const marked = this.marked(kept);
-    return { kept, marked, texts: marked.rendered.messages.map((m) => m.parts.map((p) => p.text)) };
+    const neutralised: Rendered['neutralised'] = [];
+    const first = this.engine(this.values(kept, true, neutralised));
+    const runtime = this.runtimeField();
+    const texts = first.messages.map((m) => {
+      const out: string[] = [];
+      for (const p of m.parts) if (p.type === 'text') append(out, markedTexts(p.text, this.resolve) ?? [this.plainText(p.text)]);
+      return out;
+    });
+    const probe = { kept, texts } as Probe;
+    defineLazy(probe, 'marked', () => this.decoded(first, neutralised, runtime));
+    return probe;
   }
 
   private marked(kept: ReadonlyMap<string, readonly WorkItem[]>): MarkedRender {
     const neutralised: Rendered['neutralised'] = [];
-    const first = this.engine(this.values(kept, true, neutralised));
-    return { first, rendered: { messages: first.messages.map((m) => this.decode(m)), issues: first.issues.map((i) => ({ ...i })), neutralised, ...(first.estimate ? { estimate: true } : {}), ...this.runtimeField() } };
+    return this.decoded(this.engine(this.values(kept, true, neutralised)), neutralised, this.runtimeField());
+  }
+
+  /** A marked render cut into attributed parts. */
+  private decoded(first: EngineResult, neutralised: Rendered['neutralised'], runtime: { runtime?: string }): MarkedRender {
+    return { first, rendered: { messages: first.messages.map((m) => this.decode(m)), issues: first.issues.map((i) => ({ ...i })), neutralised, ...(first.estimate ? { estimate: true } : {}), ...runtime } };
   }
 
   private run(kept: ReadonlyMap<string, readonly WorkItem[]>, probe: Probe | undefined): Rendered {
@@ -207,7 +228,7 @@ export class Renderer {
     // the engine's tree shows the template only prints, loops over and tests its values, the plain
     // render is the marked text unmarked, split into messages by the engine (no second render).
     const plain = first.splitWith && !first.issues.length ? { ...first, messages: first.splitWith(this.plainText) } : this.engine(this.values(kept, false, []));
-    const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i], this.plainText));
+    const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i], this.plainIs));
     const estimate = rendered.estimate || plain.estimate ? { estimate: true as const } : {};
     if (same) return { messages, issues, neutralised, ...estimate, ...this.runtimeField() };
     const span = this.template.bodySpan;
@@ -287,7 +308,9 @@ export class Renderer {
       }
     }
     const role = roleOf(m.role);
-    const out: RenderedMessage = { role, content: parts.map((p) => p.text).join(''), parts };
+    const out: RenderedMessage = { role, content: '', parts };
+    // Joined when read: a fit probe only counts the parts (in its place among the keys, for JSON).
+    defineLazy(out, 'content', () => parts.map((p) => p.text).join(''));
     if (role !== m.role) out.runtimeRole = m.role;
     return out;
   }
@@ -483,14 +506,14 @@ interface EngineValues {
   messages?: Array<{ role: string; content: Array<{ text: string }> }>;
 }
 
-/** Whether plain message `a` is marked message `b` with `plain` applied to its texts. */
-function sameMessage(a: EngineMessage, b: EngineMessage, plain: (s: string) => string): boolean {
+/** Whether plain message `a` is marked message `b` as the plain values render it (`is(plain, marked)`). */
+function sameMessage(a: EngineMessage, b: EngineMessage, is: (plain: string, marked: string) => boolean): boolean {
   if (a.role !== b.role || a.parts.length !== b.parts.length) return false;
   return a.parts.every((p, i) => {
     const q = b.parts[i];
     if (p.type !== q.type) return false;
-    if (p.type === 'text') return p.text === plain((q as { text: string }).text);
-    if (p.type === 'media') return p.url === plain((q as { url: string }).url) && (p.contentType ?? '') === plain((q as { contentType?: string }).contentType ?? '');
+    if (p.type === 'text') return is(p.text, (q as { text: string }).text);
+    if (p.type === 'media') return is(p.url, (q as { url: string }).url) && is(p.contentType ?? '', (q as { contentType?: string }).contentType ?? '');
     return p.name === (q as { name: string }).name;
   });
 }
