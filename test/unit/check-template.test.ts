@@ -53,4 +53,16 @@ describe('checkTemplate', () => {
     // One binding: the config is read once, not once per fixture.
     expect(reads.get('/ws/t.context.yaml')).toBe(1);
   });
+
+  it('with findingsOnly, gives the same findings without the views\' slot summaries and cost', () => {
+    const files = { '/ws/t.prompt': TEMPLATE, '/ws/t.context.yaml': CONFIG, ...FIXTURES };
+    const full = analyzeTemplate(new MemoryHost(['/ws'], { ...files }), '/ws/t.prompt', { fixture: 'c' })!;
+    const lean = analyzeTemplate(new MemoryHost(['/ws'], { ...files }), '/ws/t.prompt', { fixture: 'c', findingsOnly: true })!;
+    expect(full.slots.map((s) => s.name).sort()).toEqual(['evidence', 'policy', 'question']);
+    expect(full.assembly!.trace.cost).toBeDefined();
+    expect(lean.slots).toEqual([]);
+    expect(lean.assembly!.trace.cost).toBeUndefined();
+    expect(lean.findings).toEqual(full.findings);
+    expect(lean.assembly!.messages).toEqual(full.assembly!.messages);
+  });
 });

@@ -16,7 +16,8 @@ import { fixtureTemplateUnresolved, fixtureTooLarge, requiredMissing } from '../
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';
 import { SAMPLE_FIXTURE, samplePath } from '../sample';
 import type { CodeRegistrySetting } from '../language/partials';
-import { assembleBound, bindModel, bindTemplate } from './bind';
+import { assemble } from '../assembly';
+import { assembleBound, bindModel, bindTemplate, toAssembleInput } from './bind';
 import { DEFAULT_MAX_FILE_SIZE, append, classifyFile, fixtureHead, readConfig, readFixture, readTemplate, resolveFixture, scanFixture, tooLarge } from './files';
 import { fixturesFor, pickFixture, templateForFixture, templatesUsing } from './lookup';
 
@@ -35,6 +36,11 @@ export interface AnalyzeOptions {
   maxFileSize?: number;
   /** dotprompt helpers and partials registered in code, from the editor setting `contextLens.dotprompt`. */
   codeRegistered?: CodeRegistrySetting;
+  /**
+   * Only the findings are wanted (`ctxlens check`): what only the views read is not computed. A
+   * template analysis then has no slot summaries (`slots` is empty) and no cost on its trace.
+   */
+  findingsOnly?: boolean;
 }
 
 export interface SlotSummary {
@@ -172,12 +178,13 @@ export function analyzeBound(host: FileHost, b: TemplateBinding, options: Analyz
 
   append(findings, b.partials.findings);
   append(dependencies, b.partials.dependencies);
-  const assembly = assembleBound(b, fixture);
+  // The request's cost (assembleBound) is for the views; no finding reads it.
+  const assembly = options.findingsOnly ? assemble(toAssembleInput(b, fixture)) : assembleBound(b, fixture);
   analysis.assembly = assembly;
   // Engine findings (unsupported constructs) speak without a fixture too; content findings need one.
   if (fixture) append(findings, assembly.findings);
   else append(findings, assembly.findings.filter((f) => ENGINE_RULES.has(f.rule)));
-  analysis.slots = slotSummaries(b, assembly, fixture);
+  if (!options.findingsOnly) analysis.slots = slotSummaries(b, assembly, fixture);
   analysis.findings = finish(findings, b.zeroConfig ? undefined : b.effective, options.severities);
   return analysis;
 }

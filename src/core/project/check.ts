@@ -2,7 +2,8 @@
  * The whole-tree check (`ctxlens check`, CI): every template with every one of its fixtures, then
  * the configs and fixtures no template reached. The steps are exported so that a front end can run
  * them in parallel (the CLI's worker threads) and still concatenate their findings in this order,
- * which makes the result identical.
+ * which makes the result identical. Only findings are asked for (`findingsOnly`): what only the
+ * views read is not computed.
  */
 import type { FileHost } from '../host';
 import type { Finding } from '../types';
@@ -23,7 +24,8 @@ export interface TemplateCheck {
  * values): the binding does not depend on the fixture, so each further fixture only chooses,
  * reads and assembles its values.
  */
-export function checkTemplate(host: FileHost, path: string, options: AnalyzeOptions = {}): TemplateCheck {
+export function checkTemplate(host: FileHost, path: string, given: AnalyzeOptions = {}): TemplateCheck {
+  const options: AnalyzeOptions = { ...given, findingsOnly: true };
   const findings: Finding[] = [];
   const covered = [path];
   const first = analyzeTemplate(host, path, options);
@@ -40,7 +42,8 @@ export function checkTemplate(host: FileHost, path: string, options: AnalyzeOpti
 }
 
 /** A config or fixture no template reached (the second step of `checkFiles`). */
-export function checkUncovered(host: FileHost, path: string, options: AnalyzeOptions = {}): Finding[] {
+export function checkUncovered(host: FileHost, path: string, given: AnalyzeOptions = {}): Finding[] {
+  const options: AnalyzeOptions = { ...given, findingsOnly: true };
   const kind = classifyFile(path);
   if (kind === 'config') return analyzeConfig(host, path, options)?.findings ?? [];
   if (kind === 'fixture') return analyzeFixture(host, path, options)?.findings ?? [];
