@@ -7,6 +7,13 @@
 export class BoundedCache<K, V> {
   private readonly map = new Map<K, { value: V; weight: number }>();
   private total = 0;
+  /**
+   * An iterator kept over the map's keys, at the oldest entry. A Map iterator is live (it sees
+   * entries added after it and skips deleted ones), so eviction walks the map once; a fresh
+   * `keys().next()` per eviction would step over every entry deleted before it since the map
+   * last compacted, which made a full cache's every insertion slow.
+   */
+  private oldest: Iterator<K> | undefined;
 
   /**
    * @param maxEntries Entries kept at most.
@@ -41,7 +48,16 @@ export class BoundedCache<K, V> {
     this.delete(key);
     this.map.set(key, { value, weight });
     this.total += weight;
-    while (this.map.size > 1 && (this.map.size > this.maxEntries || this.total > this.maxWeight)) this.delete(this.map.keys().next().value as K);
+    while (this.map.size > 1 && (this.map.size > this.maxEntries || this.total > this.maxWeight)) this.evictOldest();
+  }
+
+  private evictOldest(): void {
+    let next = this.oldest?.next();
+    if (next === undefined || next.done) {
+      this.oldest = this.map.keys();
+      next = this.oldest.next();
+    }
+    if (!next.done) this.delete(next.value);
   }
 
   delete(key: K): void {
@@ -54,6 +70,7 @@ export class BoundedCache<K, V> {
   clear(): void {
     this.map.clear();
     this.total = 0;
+    this.oldest = undefined;
   }
 
   get size(): number {
