@@ -4,7 +4,10 @@
  * rest is kept; inline configs in template front matter report into the template text.
  */
 import { describe, expect, it } from 'vitest';
-import { parseConfig, parseInlineConfig, suggest } from '../../src/core/config/parse';
+import { readFileSync } from 'node:fs';
+import { configOf, parseConfig, parseInlineConfig, suggest } from '../../src/core/config/parse';
+import { parseYaml, toJs } from '../../src/core/text/yaml';
+import { readYamlFast } from '../../src/core/text/yamlFast';
 import { parseTemplate } from '../../src/core/language';
 import type { ConfigDoc, Span } from '../../src/core/types';
 import { at } from './support/spans';
@@ -257,5 +260,43 @@ describe('suggest', () => {
     ['Pack', ['pack'], 'pack'],
   ])('%s -> %s', (word, known, expected) => {
     expect(suggest(word, known)).toBe(expected);
+  });
+});
+
+describe('parseConfig: the fast YAML reader', () => {
+  // Every key and value path of a plain value, for comparing spans.
+  const paths = (v: unknown, prefix: Array<string | number> = []): Array<Array<string | number>> => {
+    if (Array.isArray(v)) return [prefix, ...v.flatMap((x, i) => paths(x, [...prefix, i]))];
+    if (v && typeof v === 'object') return [prefix, ...Object.entries(v).flatMap(([k, x]) => paths(x, [...prefix, k]))];
+    return [prefix];
+  };
+  const examples = ['examples/refund-support/refund.context.yaml', 'examples/sdk-qa/sdk-qa.context.yaml', 'examples/defects/leaky.context.yaml', 'examples/defects/overflow.context.yaml', 'test/lsp/workspace/support.context.yaml'];
+  const texts: Array<[string, string]> = [
+    ['support', SUPPORT],
+    // Schema problems: an unknown key with a near name, a wrong type, a bad enum value, an unknown rule id.
+    ['problems', SUPPORT.replace('window: 8000', 'windw: 8000').replace('budget: 1200', 'budget: lots').replace('order: edges', 'order: edge').replace('injection-phrase: off', 'injection-phrse: off')],
+    ['bench', "version: 1\nmodel: gpt-4o\nwindow: 8000\noutput: 1200\nmargin: 800\noverhead: { message: 3, request: 3, item: 8 }\nslots:\n  policy: { kind: policy, trust: trusted, required: true, budget: 800 }\n  evidence: { kind: evidence, trust: untrusted, budget: 6000, label: EVIDENCE, pack: skip }\n  question: { kind: user, trust: untrusted, required: true, budget: 400 }\nfixtures: ['fixtures/p7.fixture.yaml']\n"],
+    ...examples.map((p): [string, string] => [p, readFileSync(p, 'utf8')]),
+  ];
+
+  it.each(texts)('reads %s as parseYaml does: the same config, findings and spans', (_name, text) => {
+    const fast = readYamlFast(text);
+    // Each of these is within the reader's subset: the test compares something.
+    expect(fast).toBeDefined();
+    const a = configOf('/w/c.context.yaml', text, fast!);
+    const b = configOf('/w/c.context.yaml', text, parseYaml(text));
+    expect(a.config).toEqual(b.config);
+    expect(a.findings).toEqual(b.findings);
+    if (_name === 'problems') expect(a.findings.map((f) => f.rule)).toEqual(['config-invalid', 'config-invalid', 'config-invalid', 'config-invalid']);
+    for (const p of paths(toJs(parseYaml(text), parseYaml(text).doc.contents))) {
+      expect(a.keySpan(p)).toEqual(b.keySpan(p));
+      expect(a.valueSpan(p)).toEqual(b.valueSpan(p));
+    }
+  });
+
+  it('leaves a text with a syntax problem to parseYaml, whose findings it reports', () => {
+    const broken = 'window: 8000\nslots:\n  policy: { kind: policy\n';
+    expect(readYamlFast(broken)).toBeUndefined();
+    expect(parseConfig('/w/b.context.yaml', broken).findings.some((f) => f.rule === 'config-invalid')).toBe(true);
   });
 });

@@ -14,6 +14,7 @@ import { redactPieces, redactSecrets, secretsOf } from '../text/secrets';
 import type { ConfigDoc, Finding, FixHint, Span } from '../types';
 import { findAt, keySpanAt, nodeSpan, parseYaml, toJs, valueSpanAt, yamlFindings } from '../text/yaml';
 import type { YamlPath, YamlSource } from '../text/yaml';
+import { readYamlFast } from '../text/yamlFast';
 import { frontMatterYaml } from '../language/frontMatter';
 import { ContextConfigSchema } from './schema';
 import type { ContextConfig } from './schema';
@@ -376,7 +377,13 @@ function buildDoc(path: string, text: string, src: YamlSource, root: unknown, fi
 
 /** Parses a `*.context.yaml` file. Never throws. */
 export function parseConfig(path: string, text: string): ConfigDoc {
-  const src = parseYaml(text);
+  // Configs are plain YAML: the fast reader builds the nodes yaml would (same ranges, so the same
+  // spans); any other text, and every text with a syntax problem to report, goes to parseYaml.
+  return configOf(path, text, readYamlFast(text) ?? parseYaml(text));
+}
+
+/** The config document of `text` read as `src` (exported for the test that compares both readers). */
+export function configOf(path: string, text: string, src: YamlSource): ConfigDoc {
   const findings = yamlFindings('config-invalid', path, src);
   return buildDoc(path, text, src, src.doc.contents, findings, { start: 0, end: Math.min(text.length, 1) });
 }
