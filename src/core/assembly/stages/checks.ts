@@ -62,6 +62,16 @@ function coverageFindings(env: PipelineEnv, slots: readonly SelectedSlot[], requ
 function contradictionFindings(env: PipelineEnv, slots: readonly SelectedSlot[], request: AssembledRequest): Finding[] {
   const fx = env.fixture;
   if (!fx || !request.ok) return [];
+  // The kept items that conflict with another kept item of their slot, by slot.
+  const conflicting = new Map<SelectedSlot, WorkItem[]>();
+  for (const r of slots) {
+    const kept = request.kept.get(r.state.name) ?? [];
+    if (!kept.some((i) => i.conflicts?.length)) continue;
+    const ids = new Set(kept.map((i) => i.id));
+    const list = kept.filter((it) => it.conflicts?.some((c) => ids.has(c.id)));
+    if (list.length) conflicting.set(r, list);
+  }
+  if (!conflicting.size) return [];
   // The text each item prints as in the request.
   const printed = new Map<string, string>();
   for (const m of request.messages) {
@@ -73,11 +83,8 @@ function contradictionFindings(env: PipelineEnv, slots: readonly SelectedSlot[],
   }
   const out: Finding[] = [];
   for (const r of slots) {
-    const kept = request.kept.get(r.state.name) ?? [];
-    const ids = new Set(kept.map((i) => i.id));
     const bare: WorkItem[] = [];
-    for (const it of kept) {
-      if (!it.conflicts?.length || !it.conflicts.some((c) => ids.has(c.id))) continue;
+    for (const it of conflicting.get(r) ?? []) {
       const text = printed.get(`${r.state.name}\u0000${it.id}`);
       if (text === undefined) continue;
       if (!text.includes('Conflicts with: ') && !text.includes(' conflicts="')) bare.push(it);
