@@ -81,18 +81,25 @@ export const MAX_SECRET_FINDINGS = 50;
 export function scanValueSecrets(values: Record<string, unknown>, path: string, redact: boolean): { values: Record<string, unknown>; findings: Finding[] } {
   const findings: Finding[] = [];
   let extra = 0;
-  const report = (at: Array<string | number>, s: string) => {
+  // A value's path as a chain from its parent, made into a list only for a finding.
+  type At = { up: At | undefined; key: string | number } | undefined;
+  const pathOf = (at: At): Array<string | number> => {
+    const out: Array<string | number> = [];
+    for (let a = at; a; a = a.up) out.push(a.key);
+    return out.reverse();
+  };
+  const report = (at: At, s: string) => {
     for (const h of findSecrets(s)) {
       if (findings.length >= MAX_SECRET_FINDINGS) {
         extra++;
         continue;
       }
-      const where = formatValuePath(at);
+      const where = formatValuePath(pathOf(at));
       const shown = h.pattern.block ? h.secret : redactSecret(h.secret);
       findings.push(finding('secret-in-context', path, { start: 0, end: 0 }, `${where}: looks like ${/^[AEIOU]/.test(h.pattern.name) ? 'an' : 'a'} ${h.pattern.name} (${shown}) in a request value; it would be sent to the model${redact ? ' (redacted before sending)' : ''}. Remove it at the source and rotate the credential.`));
     }
   };
-  const walk = (v: unknown, at: Array<string | number>, depth: number): unknown => {
+  const walk = (v: unknown, at: At, depth: number): unknown => {
     if (typeof v === 'string') {
       report(at, v);
       return redact ? redactSecrets(v) : v;
@@ -101,7 +108,7 @@ export function scanValueSecrets(values: Record<string, unknown>, path: string, 
     if (Array.isArray(v)) {
       let changed: unknown[] | undefined;
       for (let i = 0; i < v.length; i++) {
-        const n = walk(v[i], [...at, i], depth + 1);
+        const n = walk(v[i], { up: at, key: i }, depth + 1);
         if (n !== v[i]) (changed ??= v.slice())[i] = n;
       }
       return changed ?? v;
@@ -109,9 +116,10 @@ export function scanValueSecrets(values: Record<string, unknown>, path: string, 
     let changed: Record<string, unknown> | undefined;
     const o = v as Record<string, unknown>;
     for (const k of Object.keys(o)) {
-      report([...at, k], k);
+      const here = { up: at, key: k };
+      report(here, k);
       const key = redact ? redactSecrets(k) : k;
-      const n = walk(o[k], [...at, k], depth + 1);
+      const n = walk(o[k], here, depth + 1);
       if (n !== o[k] || key !== k) {
         if (!changed) {
           changed = {};
@@ -123,7 +131,7 @@ export function scanValueSecrets(values: Record<string, unknown>, path: string, 
     }
     return changed ?? o;
   };
-  const out = walk(values, [], 0) as Record<string, unknown>;
+  const out = walk(values, undefined, 0) as Record<string, unknown>;
   if (extra) findings.push(finding('secret-in-context', path, { start: 0, end: 0 }, `${extra} more secret${extra === 1 ? '' : 's'} in request values (only the first ${MAX_SECRET_FINDINGS} are listed).`));
   return { values: out, findings };
 }
