@@ -8,6 +8,7 @@ import type { Pair } from 'yaml';
 import { finding } from '../rules/registry';
 import type { Finding, Span, TemplateDoc, TemplateFormat } from '../types';
 import { findAt, nodeSpan, parseYaml, scalarSource, toJs, yamlFindings } from '../text/yaml';
+import { readYamlFast } from '../text/yamlFast';
 import type { YamlSource } from '../text/yaml';
 import { promptyFrontMatterBlock } from './prompty/engine';
 
@@ -80,9 +81,14 @@ export function frontMatterYaml(text: string, format: TemplateFormat = 'prompt')
   return split.kind === 'block' ? blockYaml(text, split) : undefined;
 }
 
-/** The YAML of a located block, its spans shifted into the text. */
+/**
+ * The YAML of a located block, its spans shifted into the text. Most front matters are plain YAML,
+ * which the fast reader builds as yaml would (same nodes and ranges); any other text, and every
+ * text with a problem to report (a repeated key included), is read by parseYaml.
+ */
 function blockYaml(text: string, block: FrontMatterBlock): YamlSource {
-  return parseYaml(text.slice(block.yamlStart, block.yamlEnd), block.yamlStart);
+  const yaml = text.slice(block.yamlStart, block.yamlEnd);
+  return readYamlFast(yaml, block.yamlStart) ?? parseYaml(yaml, block.yamlStart);
 }
 
 /** Strips Picoschema annotations: `name?` and `name(string, description)` declare `name`. */
