@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { isMap, isPair, isScalar, isSeq } from 'yaml';
 import { readYamlFast } from '../../src/core/text/yamlFast';
 import { MAX_YAML_ENTRIES, parseYaml, toJs } from '../../src/core/text/yaml';
@@ -52,8 +53,8 @@ function disagreement(text: string): string | undefined {
   if (full.doc.errors.length) return `read a text the reference reports: ${full.doc.errors[0].message}`;
   const d = difference(fast.doc.contents, full.doc.contents);
   if (d) return d;
-  const js = JSON.stringify(toJs(fast, fast.doc.contents));
-  if (js !== JSON.stringify(toJs(full, full.doc.contents))) return 'plain values differ';
+  // The fast reader's values are read without yaml's toJS (YamlSource.plain): the same values, own properties and prototypes.
+  if (!isDeepStrictEqual(toJs(fast, fast.doc.contents), toJs(full, full.doc.contents))) return 'plain values differ';
   return undefined;
 }
 
@@ -128,6 +129,9 @@ describe('fast YAML reader', () => {
       'm: [1, two, "3", { x: null }]',
       '7: seven',
       'null: nothing',
+      '__proto__: { polluted: true }',
+      'toString: not inherited',
+      'constructor: [1]',
       'n: a, b # comment',
       '',
     ].join('\n');

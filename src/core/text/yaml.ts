@@ -28,6 +28,11 @@ export interface YamlSource {
   text: string;
   /** Offset of `text` in the enclosing file; every span below is shifted by it. */
   base: number;
+  /**
+   * Set by the fast reader (yamlFast.ts): the nodes are scalars, mappings and lists without
+   * anchors, aliases, tags or merge keys, so `toJs` reads their values directly.
+   */
+  plain?: true;
 }
 
 /** Deepest nesting of mappings and lists that is read (a config needs four or five). */
@@ -271,11 +276,34 @@ export function scalarSource(node: unknown): string | undefined {
  */
 export function toJs(src: YamlSource, node: unknown): unknown {
   if (node === null || node === undefined) return undefined;
+  if (src.plain) return plainJs(node);
   try {
     return (node as Node).toJS(src.doc, { maxAliasCount: 100 });
   } catch {
     return undefined;
   }
+}
+
+/**
+ * yaml's `toJS` for a tree of plain nodes (`YamlSource.plain`), without its conversion context:
+ * a scalar's value, a list's values, a mapping as an object whose keys are its keys' values as
+ * strings (null as ''), each an own property even when the name is also an inherited one.
+ */
+function plainJs(node: unknown): unknown {
+  if (isScalar(node)) return node.value;
+  if (isSeq(node)) return node.items.map(plainJs);
+  if (isMap(node)) {
+    const out: Record<string, unknown> = {};
+    for (const pair of node.items) {
+      const k = plainJs(pair.key);
+      const key = k === null ? '' : String(k);
+      const value = plainJs(pair.value);
+      if (key in out) Object.defineProperty(out, key, { value, writable: true, enumerable: true, configurable: true });
+      else out[key] = value;
+    }
+    return out;
+  }
+  return undefined;
 }
 
 export interface YamlProblem {

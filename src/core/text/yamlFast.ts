@@ -66,6 +66,23 @@ const isFlowIndicator = (c: number): boolean => c === COMMA || c === LBRACKET ||
 /** Escapes of double-quoted YAML that JSON spells and reads the same way. */
 const JSON_ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't', 'u']);
 
+/**
+ * The tests of yaml's core schema (null, bool, int, float), in its order. Each matches only texts
+ * that start with one of CORE_FIRST's characters (or the empty text), so a plain scalar starting
+ * otherwise is a string without running them; for any other schema every test runs.
+ */
+const CORE_TESTS = [
+  '^(?:~|[Nn]ull|NULL)?$',
+  '^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$',
+  '^0o[0-7]+$',
+  '^[-+]?[0-9]+$',
+  '^0x[0-9a-fA-F]+$',
+  '^(?:[-+]?\\.(?:inf|Inf|INF)|\\.nan|\\.NaN|\\.NAN)$',
+  '^[-+]?(?:\\.[0-9]+|[0-9]+(?:\\.[0-9]*)?)[eE][-+]?[0-9]+$',
+  '^[-+]?(?:\\.[0-9]+|[0-9]+\\.[0-9]*)$',
+];
+const CORE_FIRST = /^[~NnTtFf0-9+\-.]/;
+
 type Tag = {
   default?: boolean | 'key';
   test?: RegExp;
@@ -86,7 +103,12 @@ class Reader {
   ) {
     this.end = s.length;
     this.tags = (schema as unknown as { tags: Tag[] }).tags;
+    const tests = this.tags.filter((t) => t.default === true && t.test).map((t) => t.test!.source);
+    this.typedFirst = tests.length === CORE_TESTS.length && tests.every((t, i) => t === CORE_TESTS[i]) ? CORE_FIRST : undefined;
   }
+
+  /** The first characters a typed (non-string) plain scalar can start with, when the schema's tests are the core schema's. */
+  private readonly typedFirst: RegExp | undefined;
 
   // -- lines ---------------------------------------------------------------
 
@@ -149,7 +171,9 @@ class Reader {
 
   private plain(value: string, start: number, end: number, atKey: boolean): Scalar {
     let tag: Tag | undefined;
-    for (const t of this.tags) {
+    // Most plain scalars are words no tag's test can match (see CORE_TESTS): they are strings.
+    const tags = this.typedFirst && value.length > 0 && !this.typedFirst.test(value) ? [] : this.tags;
+    for (const t of tags) {
       if ((t.default === true || (atKey && t.default === 'key')) && t.test?.test(value)) {
         tag = t;
         break;
@@ -552,7 +576,7 @@ export function readYamlFast(text: string, base = 0): YamlSource | undefined {
     const root = reader.read();
     doc.contents = root as Document.Parsed['contents'];
     doc.range = [0, root.range![1], text.length];
-    return { doc, text, base };
+    return { doc, text, base, plain: true };
   } catch (e) {
     if (e instanceof Unsure) return undefined;
     // A stack overflow or any other surprise: the reference parse decides.
