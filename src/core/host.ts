@@ -20,4 +20,10 @@ export interface FileHost {
    * lexically.
    */
   realPath?(path: string): string | undefined;
+  /**
+   * True when the host answers every question the same way for its whole life (the CLI's snapshot
+   * of the disk for one run): a value memoized from its answers is then valid for as long as the
+   * host is the same object, without asking again.
+   */
+  readonly unchanging?: boolean;
 }

@@ -473,6 +473,8 @@ export class SnapshotFileHost implements FileHost {
   private readonly reals = new Map<string, string | undefined>();
   private readonly globs = new Map<string, string[]>();
   private kept = 0;
+  /** The run takes its files not to change: memos of the core made from this host's answers hold for its life. */
+  readonly unchanging = true;
 
   constructor(private readonly inner: FileHost & Required<Pick<FileHost, 'realPath'>>) {}
 

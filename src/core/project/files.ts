@@ -128,7 +128,10 @@ export type HostCall =
   | { op: 'glob'; path: string; pattern: string; result: string }
   | { op: 'realPath'; path: string; result: string | undefined };
 
-/** A host that records every call, so a cached value can be checked against the host later. */
+/**
+ * A host that records every call, so a cached value can be checked against the host later. It
+ * never says it is `unchanging`: a memo asked through it replays its calls, so they are recorded too.
+ */
 export function recordingHost(host: FileHost, calls: HostCall[]): FileHost {
   return {
     get roots() {
@@ -188,17 +191,54 @@ export function sameAnswers(host: FileHost, calls: readonly HostCall[]): boolean
 
 /**
  * `compute(host)` memoized by `key` (a parsed or resolved document, kept by the parse caches while
- * its text is unchanged) and validated by replaying the host calls it made.
+ * its text is unchanged) and validated by replaying the host calls it made (or, on an unchanging
+ * host, by being asked of the same host).
  */
 class HostMemo<K extends object, V> {
-  private readonly map = new WeakMap<K, { calls: HostCall[]; value: V }>();
+  private readonly map = new WeakMap<K, Memo<V>>();
   get(key: K, host: FileHost, compute: (host: FileHost) => V): V {
     const hit = this.map.get(key);
-    if (hit && sameAnswers(host, hit.calls)) return hit.value;
-    const calls: HostCall[] = [];
-    const value = compute(recordingHost(host, calls));
-    this.map.set(key, { calls, value });
-    return value;
+    if (hit && stillValid(hit, host)) return hit.value;
+    const memo = memoize(host, compute);
+    this.map.set(key, memo);
+    return memo.value;
+  }
+}
+
+/** A value computed from a host's answers: the calls it made, and the host when that never changes. */
+interface Memo<V> {
+  value: V;
+  calls: HostCall[];
+  host?: FileHost;
+}
+
+function memoize<V>(host: FileHost, compute: (host: FileHost) => V): Memo<V> {
+  const calls: HostCall[] = [];
+  const value = compute(recordingHost(host, calls));
+  return { value, calls, ...(host.unchanging ? { host } : {}) };
+}
+
+/** Whether a memo still holds: made from this unchanging host, or every call it made answers the same. */
+function stillValid(memo: Memo<unknown>, host: FileHost): boolean {
+  return (memo.host !== undefined && memo.host === host) || sameAnswers(host, memo.calls);
+}
+
+/**
+ * `compute(host)` memoized by a string key (a folder, say), in a bounded cache, and validated like
+ * `HostMemo` by replaying the host calls it made: what the value was made of is read again, so
+ * only the cost of computing it is saved.
+ */
+export class KeyedHostMemo<V> {
+  private readonly cache: BoundedCache<string, Memo<V>>;
+  constructor(entries: number) {
+    this.cache = new BoundedCache(entries);
+  }
+  get(key: string, host: FileHost, compute: (host: FileHost) => V): V {
+    const hit = this.cache.get(key);
+    if (hit && stillValid(hit, host)) return hit.value;
+    const memo = memoize(host, compute);
+    this.cache.set(key, memo);
+    return memo.value;
   }
 }
 

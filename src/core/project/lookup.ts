@@ -8,7 +8,7 @@ import type { FixtureDoc } from '../types';
 import { fixtureName } from '../fixture';
 import { basename, dirname, resolveInWorkspace } from '../paths';
 import { bindConfig } from './bind';
-import { DEFAULT_MAX_FILE_SIZE, classifyFile, fixtureHead, readTemplate } from './files';
+import { DEFAULT_MAX_FILE_SIZE, KeyedHostMemo, classifyFile, fixtureHead, readTemplate } from './files';
 
 /** Fixture files of a config (its `fixtures` globs) that feed this template, sorted by path. */
 export function fixturesFor(host: FileHost, templatePath: string, configPath: string | undefined, config: ContextConfig | undefined): string[] {
@@ -31,15 +31,33 @@ export function fixturesFor(host: FileHost, templatePath: string, configPath: st
     out.push(p);
   }
   // A fixture whose `template:` names this template binds without any glob: beside the template or in a fixtures/ folder there.
-  const tdir = dirname(templatePath);
-  const near = [...host.glob(tdir, '*.fixture.{yaml,yml,json}'), ...host.glob(tdir, 'fixtures/*.fixture.{yaml,yml,json}')].filter((p) => !found.has(p)).sort();
-  for (const p of near) {
-    const named = fixtureTemplateRef(host, p);
-    if (!named) continue;
-    const r = resolveInWorkspace(host, p, named);
-    if (r.path === templatePath) out.push(p);
-  }
+  for (const p of nearFixtures(host, dirname(templatePath)).get(templatePath) ?? []) if (!found.has(p)) out.push(p);
   return out;
+}
+
+/**
+ * The fixtures in a folder and its fixtures/ folder whose `template:` names a template, by the
+ * template it resolves to, each list sorted. Every template of the folder asks for its own: the
+ * folder is read once (a folder of a thousand templates and fixtures read every fixture's head
+ * for every template), and the index is reused while every file it read is unchanged.
+ */
+const nearIndexes = new KeyedHostMemo<Map<string, string[]>>(256);
+
+function nearFixtures(host: FileHost, dir: string): Map<string, string[]> {
+  return nearIndexes.get(dir, host, (h) => {
+    const byTemplate = new Map<string, string[]>();
+    const near = [...h.glob(dir, '*.fixture.{yaml,yml,json}'), ...h.glob(dir, 'fixtures/*.fixture.{yaml,yml,json}')].sort();
+    for (const p of near) {
+      const named = fixtureTemplateRef(h, p);
+      if (!named) continue;
+      const r = resolveInWorkspace(h, p, named);
+      if (!r.path) continue;
+      const list = byTemplate.get(r.path);
+      if (list) list.push(p);
+      else byTemplate.set(r.path, [p]);
+    }
+    return byTemplate;
+  });
 }
 
 /**
