@@ -133,6 +133,8 @@ describe('fast YAML reader', () => {
       'toString: not inherited',
       'constructor: [1]',
       'n: a, b # comment',
+      'o: "café ☕ \ud83d\ude00" # emoji',
+      'p: naïve 😀',
       '',
     ].join('\n');
     expect(readYamlFast(text)).toBeDefined();
@@ -165,6 +167,8 @@ describe('fast YAML reader', () => {
       'a:\n  b: 1\n# dedented comment before a deeper entry\n  c: 2\n',
       'a: 1\n b: 2\n',
       '\uFEFFa: 1\n',
+      'a: "lone \ud800 surrogate"\n',
+      'a: x\u2028y\n',
       '',
     ];
     for (const text of unsure) expect(readYamlFast(text), JSON.stringify(text)).toBeUndefined();

@@ -27,7 +27,9 @@ const UNSURE = new Unsure();
 /** Characters that make a text leave the subset wherever they appear. */
 /** A document marker or directive at the start of a line. */
 const MARKER = /(^|\n)(---|\.\.\.)(?=[ \n]|$)|(^|\n)%/;
-const OUTSIDE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\r\ufeff\ud800-\udfff\ufffe\uffff]/;
+const OUTSIDE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\r\u2028\u2029\ufeff\ufffe\uffff]/;
+/** A surrogate that is not half of a pair (with the u flag, a pair is one character outside the class). */
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
 
 // Character codes.
 const NL = 10;
@@ -569,7 +571,7 @@ const OPTIONS = { prettyErrors: false, uniqueKeys: false, keepSourceTokens: fals
  * leaves the subset this reader is sure of (the caller then uses `parseYaml`).
  */
 export function readYamlFast(text: string, base = 0): YamlSource | undefined {
-  if (OUTSIDE.test(text) || MARKER.test(text)) return undefined;
+  if (OUTSIDE.test(text) || MARKER.test(text) || LONE_SURROGATE.test(text)) return undefined;
   const doc = new Document(null, OPTIONS) as Document.Parsed;
   try {
     const reader = new Reader(text, doc.schema, (doc as unknown as { options: object }).options);
