@@ -213,7 +213,7 @@ function check(args: string[], io: Io): number | Promise<number> {
   }
   const workers = jobs === 'auto' ? autoJobs(checkOrder(files).templates.length) : jobs;
   if (workers > 1 && canStartWorkers()) {
-    return checkFilesInParallel(files, host.roots, workers).then((byFile) => report(byFile, files.length, host, format, maxWarnings, io));
+    return checkFilesInParallel(files, host, workers).then((byFile) => report(byFile, files.length, host, format, maxWarnings, io));
   }
   return report(checkFiles(host, files), files.length, host, format, maxWarnings, io);
 }
