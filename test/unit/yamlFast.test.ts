@@ -141,6 +141,17 @@ describe('fast YAML reader', () => {
     expect(disagreement(text)).toBeUndefined();
   });
 
+  it('reads long quoted runs and collections that end together as the reference does', () => {
+    let deep = '';
+    for (let i = 0; i < 30; i++) deep += `${'  '.repeat(i)}k${i}:\n`;
+    deep += `${'  '.repeat(30)}v: 1\n${'\n'.repeat(500)}z: 1\n`;
+    const texts = [deep, `a: '${"''".repeat(5000)}'\nb: "${'\\n'.repeat(5000)}"\n`];
+    for (const text of texts) {
+      expect(readYamlFast(text)).toBeDefined();
+      expect(disagreement(text)).toBeUndefined();
+    }
+  });
+
   it('leaves to the reference what it is not sure of', () => {
     const unsure = [
       'a: |\n  block\n',

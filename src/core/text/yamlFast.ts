@@ -126,7 +126,17 @@ class Reader {
    * line; its indentation, or -1 at the end. A comment line must sit at that indentation (then
    * yaml keeps it in front of the entry, outside every range).
    */
+  /** The last answer of `nextContent`: collections that end together ask it from the same offset. */
+  private lastNext: { from: number; at: number; indent: number; comments: boolean } | undefined;
+
   private nextContent(lineStart: number): { at: number; indent: number; comments: boolean } {
+    if (this.lastNext?.from === lineStart) return this.lastNext;
+    const next = this.scanToContent(lineStart);
+    this.lastNext = { from: lineStart, ...next };
+    return next;
+  }
+
+  private scanToContent(lineStart: number): { at: number; indent: number; comments: boolean } {
     let p = lineStart;
     let comments = -1;
     for (;;) {
@@ -205,9 +215,9 @@ class Reader {
       let i = p + 1;
       let out = '';
       let from = i;
+      const nl = s.indexOf('\n', i);
       for (;;) {
         const j = s.indexOf("'", i);
-        const nl = s.indexOf('\n', i);
         if (j < 0 || (nl >= 0 && nl < j)) throw UNSURE;
         if (s.charCodeAt(j + 1) === SQ) {
           out += s.slice(from, j + 1);
