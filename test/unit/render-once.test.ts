@@ -122,6 +122,31 @@ describe('render once: a template that only prints its values', () => {
     }
   });
 
+  it('splits the marked render as the plain one where no marker can begin outside the values and every value string prints as it is', () => {
+    const strings = (v: unknown, out: string[] = []): string[] => {
+      if (typeof v === 'string') out.push(v);
+      else if (v && typeof v === 'object') for (const x of Object.values(v)) strings(x, out);
+      return out;
+    };
+    const asIs = (s: string) => s === '' || refable(s);
+    const examples: DotpromptCase[] = walk(path.join(REPO, 'examples')).map((p) => ({ name: path.relative(REPO, p), source: readFileSync(p, 'utf8'), data: { input: {} } }));
+    const cases = [...handCases, ...generateCases(20261204, 2000), ...examples];
+    let quiet = 0;
+    const wrong: string[] = [];
+    for (const c of cases) {
+      if (c.source.includes('<<<') || JSON.stringify(c.inputDefault ?? {}).includes('<<<') || JSON.stringify(c.data.context ?? {}).includes('<<<')) continue;
+      if (!strings(c.data.input).every(asIs)) continue;
+      const { markedRender, plainRender } = renderBoth(c);
+      if (!markedRender.printsValuesOnly || markedRender.issues.length) continue;
+      quiet++;
+      const a = markedRender.messages.map((m) => text(m, unmark));
+      const b = plainRender.messages.map((m) => text(m, (s) => s));
+      if (JSON.stringify(a) !== JSON.stringify(b)) wrong.push(c.name);
+    }
+    expect(wrong).toEqual([]);
+    expect(quiet).toBeGreaterThan(100);
+  });
+
   it('renders marked values as it renders the plain ones, on the differential suite and the examples', () => {
     const examples: DotpromptCase[] = walk(path.join(REPO, 'examples')).map((p) => ({ name: path.relative(REPO, p), source: readFileSync(p, 'utf8'), data: { input: {} } }));
     const cases = [...handCases, ...generateCases(20261202, 1000), ...examples];

@@ -101,12 +101,24 @@ interface Escaped {
 
 const escapedTexts = new WeakMap<WorkItem, { key: string; value: Escaped }>();
 /** The engine value of each item, marked and plain, by item and `valueSignature`. */
-const itemValueCache = new WeakMap<WorkItem, { sig: string; marked?: ItemValue; plain?: ItemValue; byRef?: RefValue; neutralised: Rendered['neutralised'] }>();
+const itemValueCache = new WeakMap<WorkItem, { sig: string; marked?: ItemValue; markedSafe?: boolean; plain?: ItemValue; byRef?: RefValue; neutralised: Rendered['neutralised'] }>();
 
 /** An item's engine value whose long texts are references (attribution.ts, `ref`), and the texts they stand for by field. */
 interface RefValue {
   value: ItemValue;
   texts: readonly (string | undefined)[];
+  /** Every string of the value prints as it is (`printsAsIs`). */
+  safe: boolean;
+}
+
+/**
+ * A value string whose marks cannot change how dotprompt splits a printing-only template's
+ * render: empty, or not blank (marks are never blank, so a blank text would keep a piece that
+ * dotprompt drops) and without `<` (no part of a `<<<dotprompt:…>>>` marker, inside the text or
+ * across its edges).
+ */
+function printsAsIs(text: string): boolean {
+  return text === '' || refable(text);
 }
 
 /** Reference fields: the item's unit (what it prints as) and its text. */
@@ -153,7 +165,16 @@ export class Renderer {
       if (printed.length && printed.every((u) => u.delimiter && u.delimiter.toLowerCase() === st.label!.toLowerCase())) this.selfWrapped.add(name);
     }
     this.byRef = template.format === 'prompt' && dotpromptPrintsValuesOnly(template.text, this.dotpromptOptions());
+    // No marker can start in the text around the values (the template's own text, its defaults,
+    // the data frame): the values alone decide whether marks change the split (`printsAsIs`).
+    this.quiet = this.byRef && !template.text.includes('<<<') && !JSON.stringify(options.defaults ?? {}).includes('<<<') && !JSON.stringify(fixture?.context ?? {}).includes('<<<');
   }
+
+  /**
+   * The template only prints its values and no dotprompt marker can begin outside them: when
+   * every value string prints as it is, the marked render splits as the plain one does.
+   */
+  private readonly quiet: boolean;
 
   /** The options of every dotprompt render of this template. */
   private dotpromptOptions(): Parameters<typeof renderDotprompt>[2] {
@@ -198,7 +219,8 @@ export class Renderer {
    */
   probe(kept: ReadonlyMap<string, readonly WorkItem[]>): Probe {
     const neutralised: Rendered['neutralised'] = [];
-    const first = this.engine(this.values(kept, true, neutralised));
+    const values = this.values(kept, true, neutralised);
+    const first = this.engine(values);
     const runtime = this.runtimeField();
     const texts = first.messages.map((m) => {
       const out: string[] = [];
@@ -206,24 +228,27 @@ export class Renderer {
       return out;
     });
     const probe = { kept, texts } as Probe;
-    defineLazy(probe, 'marked', () => this.decoded(first, neutralised, runtime));
+    defineLazy(probe, 'marked', () => this.decoded(first, neutralised, runtime, values.splitsAsPlain === true));
     return probe;
   }
 
   private marked(kept: ReadonlyMap<string, readonly WorkItem[]>): MarkedRender {
     const neutralised: Rendered['neutralised'] = [];
-    return this.decoded(this.engine(this.values(kept, true, neutralised)), neutralised, this.runtimeField());
+    const values = this.values(kept, true, neutralised);
+    return this.decoded(this.engine(values), neutralised, this.runtimeField(), values.splitsAsPlain === true);
   }
 
   /** A marked render cut into attributed parts. */
-  private decoded(first: EngineResult, neutralised: Rendered['neutralised'], runtime: { runtime?: string }): MarkedRender {
-    return { first, rendered: { messages: first.messages.map((m) => this.decode(m)), issues: first.issues.map((i) => ({ ...i })), neutralised, ...(first.estimate ? { estimate: true } : {}), ...runtime } };
+  private decoded(first: EngineResult, neutralised: Rendered['neutralised'], runtime: { runtime?: string }, splitsAsPlain: boolean): MarkedRender {
+    return { first, splitsAsPlain, rendered: { messages: first.messages.map((m) => this.decode(m)), issues: first.issues.map((i) => ({ ...i })), neutralised, ...(first.estimate ? { estimate: true } : {}), ...runtime } };
   }
 
   private run(kept: ReadonlyMap<string, readonly WorkItem[]>, probe: Probe | undefined): Rendered {
-    const { first, rendered } = probe ? probe.marked : this.marked(kept);
+    const { first, rendered, splitsAsPlain } = probe ? probe.marked : this.marked(kept);
     const { messages, neutralised } = rendered;
     const issues = rendered.issues.map((i) => ({ ...i }));
+    // No value can have changed the split (`EngineValues.splitsAsPlain`): the marked messages are the plain ones, unmarked.
+    if (splitsAsPlain && first.splitWith && !first.issues.length) return { messages, issues, neutralised, ...(rendered.estimate ? { estimate: true as const } : {}), ...this.runtimeField() };
     // The check of attribution.ts: the marks must not have changed what the engine rendered. Where
     // the engine's tree shows the template only prints, loops over and tests its values, the plain
     // render is the marked text unmarked, split into messages by the engine (no second render).
@@ -325,8 +350,13 @@ export class Renderer {
   private values(kept: ReadonlyMap<string, readonly WorkItem[]>, marks: boolean, neutralised: Rendered['neutralised']): EngineValues {
     const input: Record<string, unknown> = {};
     let messages: EngineValues['messages'];
+    let splitsAsPlain = marks && this.quiet;
     this.names.forEach((name, slotNo) => {
-      const m = (text: string, item = -1) => (marks && !MARK_CHARS.test(text) ? mark(text, slotNo, item) : text);
+      const mk = (text: string, item = -1) => (marks && !MARK_CHARS.test(text) ? mark(text, slotNo, item) : text);
+      const m = (text: string, item = -1) => {
+        if (splitsAsPlain && !printsAsIs(text)) splitsAsPlain = false;
+        return mk(text, item);
+      };
       const state = this.states.get(name);
       const fixtureValue = this.fixture?.slots[name];
       if (!state) {
@@ -380,37 +410,50 @@ export class Renderer {
           if (cached.byRef) {
             neutralised.push(...cached.neutralised);
             refs.set(item.index, cached.byRef.texts);
+            if (!cached.byRef.safe) splitsAsPlain = false;
             return cached.byRef.value;
           }
         } else {
           const hit = marks ? cached.marked : cached.plain;
           if (hit) {
             neutralised.push(...cached.neutralised);
+            if (marks && !cached.markedSafe) splitsAsPlain = false;
             return hit;
           }
         }
         const own: Rendered['neutralised'] = [];
         let v: ItemValue;
+        // Whether every string of this item's value prints as it is (kept with the value).
+        let safe = true;
+        const mi = (t: string, i?: number) => {
+          if (!printsAsIs(t)) safe = false;
+          return mk(t, i);
+        };
         if (refs) {
           const texts: Array<string | undefined> = [];
-          v = this.itemValue(item, state, m, own, { slotNo, texts });
-          cached.byRef = { value: v, texts };
+          v = this.itemValue(item, state, mi, own, { slotNo, texts });
+          cached.byRef = { value: v, texts, safe };
           refs.set(item.index, texts);
         } else {
-          v = this.itemValue(item, state, marks ? m : (t: string) => t, own);
-          if (marks) cached.marked = v;
-          else cached.plain = v;
+          v = this.itemValue(item, state, marks ? mi : (t: string) => t, own);
+          if (marks) {
+            cached.marked = v;
+            cached.markedSafe = safe;
+          } else cached.plain = v;
         }
+        if (!safe) splitsAsPlain = false;
         cached.neutralised = own;
         neutralised.push(...own);
         return v;
       });
-      input[name] = ItemList.joined(values, m(ITEM_SEPARATOR));
+      // A separator only ever stands between two items' units, so it is never all of a piece.
+      input[name] = ItemList.joined(values, mk(ITEM_SEPARATOR));
       if (state.kind === 'history' && this.template.format === 'prompt' && !messages) {
-        messages = items.map((item) => ({ role: dotpromptRole(item.role ?? 'user'), content: [{ text: m(this.escaped(item, state, []).text, item.index) }] }));
+        // The conversation's messages are given to dotprompt as messages, not split from the text.
+        messages = items.map((item) => ({ role: dotpromptRole(item.role ?? 'user'), content: [{ text: mk(this.escaped(item, state, []).text, item.index) }] }));
       }
     });
-    return { input, ...(messages ? { messages } : {}) };
+    return { input, ...(messages ? { messages } : {}), splitsAsPlain };
   }
 
   /** An item as the engine sees it: prints as its unit, with its fields. */
@@ -492,6 +535,8 @@ export class Renderer {
 interface MarkedRender {
   first: EngineResult;
   rendered: Rendered;
+  /** See `EngineValues.splitsAsPlain`. */
+  splitsAsPlain: boolean;
 }
 
 /** One fit probe: the kept items it rendered, the marked render and its part texts. */
@@ -504,6 +549,11 @@ export interface Probe {
 interface EngineValues {
   input: Record<string, unknown>;
   messages?: Array<{ role: string; content: Array<{ text: string }> }>;
+  /**
+   * Marked values of a quiet printing-only template whose every string prints as it is: the
+   * engine splits their render as it splits the plain one (no attribution check needed).
+   */
+  splitsAsPlain?: boolean;
 }
 
 /** Whether plain message `a` is marked message `b` as the plain values render it (`is(plain, marked)`). */
