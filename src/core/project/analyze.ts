@@ -16,8 +16,7 @@ import { fixtureTemplateUnresolved, fixtureTooLarge, requiredMissing } from '../
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';
 import { SAMPLE_FIXTURE, samplePath } from '../sample';
 import type { CodeRegistrySetting } from '../language/partials';
-import { assemble } from '../assembly';
-import { assembleBound, bindModel, bindTemplate, toAssembleInput } from './bind';
+import { assembleBound, bindModel, bindTemplate } from './bind';
 import { DEFAULT_MAX_FILE_SIZE, append, classifyFile, fixtureHead, readConfig, readFixture, readTemplate, resolveFixture, scanFixture, tooLarge } from './files';
 import { fixturesFor, pickFixture, templateForFixture, templatesUsing } from './lookup';
 
@@ -178,8 +177,8 @@ export function analyzeBound(host: FileHost, b: TemplateBinding, options: Analyz
 
   append(findings, b.partials.findings);
   append(dependencies, b.partials.dependencies);
-  // The request's cost (assembleBound) is for the views; no finding reads it.
-  const assembly = options.findingsOnly ? assemble(toAssembleInput(b, fixture)) : assembleBound(b, fixture);
+  // The request's cost is for the views; no finding reads it.
+  const assembly = assembleBound(b, fixture, b.effective, options.findingsOnly ? { cost: false } : {});
   analysis.assembly = assembly;
   // Engine findings (unsupported constructs) speak without a fixture too; content findings need one.
   if (fixture) append(findings, assembly.findings);

@@ -259,6 +259,8 @@ export interface AssembleExtra {
    * the trace still names and hashes the file as written.
    */
   sameDocument?: boolean;
+  /** False: the request's cost is not put on the trace (a caller that reads only findings, `ctxlens check`). */
+  cost?: boolean;
 }
 
 /**
@@ -288,7 +290,8 @@ export function toAssembleInput(b: TemplateBinding, fixture: FixtureDoc | undefi
 
 /** Assembles a binding with these values, with the request's cost at its model's price on the trace. */
 export function assembleBound(b: TemplateBinding, fixture: FixtureDoc | undefined, config: ContextConfig = b.effective, extra: AssembleExtra = {}): AssemblyResult {
-  return withCost(assemble(toAssembleInput(b, fixture, config, extra)), config, b.costConfigPath);
+  const result = assemble(toAssembleInput(b, fixture, config, extra));
+  return extra.cost === false ? result : withCost(result, config, b.costConfigPath);
 }
 
 /** Rules a config gets when no template uses it yet (re-exported for the config analysis). */
