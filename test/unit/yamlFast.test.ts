@@ -10,10 +10,13 @@ import fc from 'fast-check';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { isMap, isPair, isScalar, isSeq } from 'yaml';
 import { readYamlFast } from '../../src/core/text/yamlFast';
 import { MAX_YAML_ENTRIES, parseYaml, toJs } from '../../src/core/text/yaml';
 import { fixtureOf, parseFixture } from '../../src/core/fixture';
+import type { FixtureDoc, FixtureValue } from '../../src/core/types';
 
 const REPO = path.resolve(__dirname, '..', '..');
 
@@ -196,6 +199,26 @@ describe('fast YAML reader', () => {
     deep += `${'  '.repeat(71)}v: 1\n`;
     expect(readYamlFast(deep)).toBeUndefined();
     expect(parseFixture('/w/deep.fixture.yaml', deep).findings.some((f) => /nests deeper/.test(f.message))).toBe(true);
+  });
+
+  it('gives item texts that do not keep the parser’s buffers alive, from either reader', () => {
+    // V8 keeps a slice of 13 characters or more as a view into its parent; the readers copy, so a
+    // cache that keeps an item's text keeps that text only. Measured with full collections.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const text = evidenceFixture(6000, false);
+    const held = (read: () => FixtureDoc): number => {
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      const texts = (read().slots.evidence as Extract<FixtureValue, { type: 'items' }>).items.map((i) => i.text);
+      gc();
+      const after = process.memoryUsage().heapUsed;
+      expect(texts).toHaveLength(6000);
+      return after - before;
+    };
+    // The item texts themselves are about 0.7 MB; the reference's token buffers were over 20 MB.
+    expect(held(() => parseFixture('/w/f.fixture.yaml', text))).toBeLessThan(4 * 1024 * 1024);
+    expect(held(() => fixtureOf('/w/f.fixture.yaml', text, parseYaml(text)))).toBeLessThan(4 * 1024 * 1024);
   });
 
   // Generated documents in and around the subset, some with one character changed: wherever the

@@ -17,7 +17,7 @@
  */
 import { Document, Pair, Scalar, YAMLMap, YAMLSeq, isScalar } from 'yaml';
 import type { Node, Schema } from 'yaml';
-import { MAX_YAML_DEPTH, MAX_YAML_ENTRIES, MAX_YAML_TOTAL_ENTRIES } from './yaml';
+import { MAX_YAML_DEPTH, MAX_YAML_ENTRIES, MAX_YAML_TOTAL_ENTRIES, detached } from './yaml';
 import type { YamlSource } from './yaml';
 
 /** Thrown inside the reader when the text leaves the subset; caught by `readYamlFast`. */
@@ -54,13 +54,9 @@ function isIndicator(c: number): boolean {
   );
 }
 
-/**
- * A copy of a slice of the text that does not keep the text alive. V8 represents a slice of 13
- * characters or more as a view into its parent: an item's text kept by a cache (content facts,
- * token counts) would hold the whole 2 MB fixture. Slicing a concatenation makes V8 copy it first.
- */
+/** A slice of the text that does not keep the text alive (see `detached`). */
 function own(s: string, from: number, to: number): string {
-  return to - from < 13 ? s.slice(from, to) : (s.slice(from, to) + ' ').slice(0, -1);
+  return detached(s.slice(from, to));
 }
 
 const isFlowIndicator = (c: number): boolean => c === COMMA || c === LBRACKET || c === RBRACKET || c === LBRACE || c === RBRACE;
@@ -228,7 +224,7 @@ class Reader {
         e = j + 1;
         break;
       }
-      value = out.length < 13 ? out : (out + ' ').slice(0, -1);
+      value = detached(out);
     } else {
       let i = p + 1;
       let escaped = false;
