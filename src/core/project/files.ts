@@ -230,14 +230,17 @@ function stillValid(memo: Memo<unknown>, host: FileHost): boolean {
  */
 export class KeyedHostMemo<V> {
   private readonly cache: BoundedCache<string, Memo<V>>;
-  constructor(entries: number) {
-    this.cache = new BoundedCache(entries);
+  /** The recorded answers hold the texts read: the cache is bounded by their characters too. */
+  constructor(entries: number, chars: number) {
+    this.cache = new BoundedCache(entries, chars);
   }
   get(key: string, host: FileHost, compute: (host: FileHost) => V): V {
     const hit = this.cache.get(key);
     if (hit && stillValid(hit, host)) return hit.value;
     const memo = memoize(host, compute);
-    this.cache.set(key, memo);
+    let chars = 0;
+    for (const c of memo.calls) if (typeof c.result === 'string') chars += c.result.length;
+    this.cache.set(key, memo, chars);
     return memo.value;
   }
 }

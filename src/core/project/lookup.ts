@@ -41,7 +41,7 @@ export function fixturesFor(host: FileHost, templatePath: string, configPath: st
  * folder is read once (a folder of a thousand templates and fixtures read every fixture's head
  * for every template), and the index is reused while every file it read is unchanged.
  */
-const nearIndexes = new KeyedHostMemo<Map<string, string[]>>(256);
+const nearIndexes = new KeyedHostMemo<Map<string, string[]>>(256, 64 * 1024 * 1024);
 
 function nearFixtures(host: FileHost, dir: string): Map<string, string[]> {
   return nearIndexes.get(dir, host, (h) => {
