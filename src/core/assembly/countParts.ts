@@ -69,7 +69,14 @@ function cutsOf(tokenizer: BpeTokenizer, cache: Map<string, PartCuts>, text: str
   let b = n - 2;
   while (b > a && !isSafeCut(text, b)) b--;
   if (a > n - 2 || b <= a) c = NONE;
-  else c = { a, b, inner: tokenizer.count(text.slice(a, b)), head: text.slice(0, a), tail: text.slice(b) };
+  else {
+    // The interior's count is the whole part's less its head and tail (a and b are safe cuts, so
+    // the three counts add up): an item's text was counted whole when it was loaded, and that
+    // count is the tokenizer's cache hit here, where counting the interior would tokenize it again.
+    const head = text.slice(0, a);
+    const tail = text.slice(b);
+    c = { a, b, inner: tokenizer.count(text) - tokenizer.count(head) - tokenizer.count(tail), head, tail };
+  }
   if (cache.size >= MAX_ENTRIES) cache.clear();
   cache.set(text, c);
   return c;
