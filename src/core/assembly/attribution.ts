@@ -44,6 +44,16 @@ function nextMark(s: string, from: number): number {
   return -1;
 }
 
+/** Whether a whole reference (its mark and 7 digits) starts at `at`. */
+function isRef(s: string, at: number): boolean {
+  if (s.charCodeAt(at) !== 0xe002 || at + REF_LENGTH > s.length) return false;
+  for (let k = 1; k < REF_LENGTH; k++) {
+    const d = s.charCodeAt(at + k);
+    if (d < MARK_DIGIT || d > MARK_DIGIT + 0xff) return false;
+  }
+  return true;
+}
+
 /** The text a reference stands for (slot number, item number, field number), or undefined when there is none. */
 export type RefResolver = (slot: number, item: number, field: number) => string | undefined;
 
@@ -95,7 +105,7 @@ export function expandMarks(text: string, resolve: RefResolver): string {
   let i = 0;
   for (let at = nextMark(text, 0); at >= 0; at = nextMark(text, i)) {
     out += text.slice(i, at);
-    if (text.charCodeAt(at) === 0xe002 && at + REF_LENGTH <= text.length) {
+    if (isRef(text, at)) {
       out += resolve(readDigits(text, at + 1), readDigits(text, at + 4) - 1, text.charCodeAt(at + 7) - MARK_DIGIT) ?? '';
       i = at + REF_LENGTH;
     } else i = at + 1;
@@ -119,7 +129,7 @@ export function isExpansion(plain: string, marked: string, resolve: RefResolver)
   };
   for (let k = nextMark(marked, 0); k >= 0; k = nextMark(marked, i)) {
     if (k > i && !matches(marked.slice(i, k))) return false;
-    if (marked.charCodeAt(k) === 0xe002 && k + REF_LENGTH <= marked.length) {
+    if (isRef(marked, k)) {
       const target = resolve(readDigits(marked, k + 1), readDigits(marked, k + 4) - 1, marked.charCodeAt(k + 7) - MARK_DIGIT);
       if (target !== undefined && !matches(target)) return false;
       i = k + REF_LENGTH;

@@ -164,7 +164,10 @@ export class Renderer {
       const printed = template.uses.filter((u) => u.slot === name && u.form !== 'if');
       if (printed.length && printed.every((u) => u.delimiter && u.delimiter.toLowerCase() === st.label!.toLowerCase())) this.selfWrapped.add(name);
     }
-    this.byRef = template.format === 'prompt' && dotpromptPrintsValuesOnly(template.text, this.dotpromptOptions());
+    // Text that holds the marks' own characters (the private use area) cannot be told from the
+    // marks in a render: where any value does, every render is checked against a plain one.
+    this.foreign = MARK_CHARS.test(JSON.stringify(options.defaults ?? {})) || MARK_CHARS.test(JSON.stringify(fixture?.context ?? {})) || (fixture !== undefined && holdsMarkChars(fixture));
+    this.byRef = !this.foreign && template.format === 'prompt' && dotpromptPrintsValuesOnly(template.text, this.dotpromptOptions());
     // No marker can start in the text around the values (the template's own text, its defaults,
     // the data frame): the values alone decide whether marks change the split (`printsAsIs`).
     this.quiet = this.byRef && !template.text.includes('<<<') && !JSON.stringify(options.defaults ?? {}).includes('<<<') && !JSON.stringify(fixture?.context ?? {}).includes('<<<');
@@ -175,6 +178,8 @@ export class Renderer {
    * every value string prints as it is, the marked render splits as the plain one does.
    */
   private readonly quiet: boolean;
+  /** Some value holds characters of the marks (see the constructor). */
+  private readonly foreign: boolean;
 
   /** The options of every dotprompt render of this template. */
   private dotpromptOptions(): Parameters<typeof renderDotprompt>[2] {
@@ -252,7 +257,7 @@ export class Renderer {
     // The check of attribution.ts: the marks must not have changed what the engine rendered. Where
     // the engine's tree shows the template only prints, loops over and tests its values, the plain
     // render is the marked text unmarked, split into messages by the engine (no second render).
-    const plain = first.splitWith && !first.issues.length ? { ...first, messages: first.splitWith(this.plainText) } : this.engine(this.values(kept, false, []));
+    const plain = first.splitWith && !first.issues.length && !this.foreign ? { ...first, messages: first.splitWith(this.plainText) } : this.engine(this.values(kept, false, []));
     const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i], this.plainIs));
     const estimate = rendered.estimate || plain.estimate ? { estimate: true as const } : {};
     if (same) return { messages, issues, neutralised, ...estimate, ...this.runtimeField() };
@@ -265,7 +270,7 @@ export class Renderer {
       message: 'The template compares, measures or transforms slot text (for example with ifEquals, length or tojson), so the request cannot be cut into slots; it is shown and counted as a whole, exactly as rendered.',
       span: { start: span.start, end: Math.min(span.end, span.start + 1) },
     });
-    return { messages: plain.messages.map((m) => this.decode(m)), issues: plainIssues, neutralised, ...estimate, ...this.runtimeField() };
+    return { messages: plain.messages.map((m) => this.decode(m, true)), issues: plainIssues, neutralised, ...estimate, ...this.runtimeField() };
   }
 
   private engine(v: EngineValues): EngineResult {
@@ -301,9 +306,19 @@ export class Renderer {
     return this.runtime ? { runtime: this.runtime } : {};
   }
 
-  private decode(m: EngineMessage): RenderedMessage {
+  /**
+   * A rendered message cut into parts. A plain render (`plain`: its values had no marks) is taken
+   * as it is: any mark characters in it are the values' own text and are sent as written.
+   */
+  private decode(m: EngineMessage, plain = false): RenderedMessage {
     const parts: MessagePart[] = [];
     for (const p of m.parts) {
+      if (plain) {
+        if (p.type === 'text') parts.push({ text: p.text });
+        else if (p.type === 'media') parts.push({ text: '', media: { url: p.url, ...(p.contentType ? { contentType: p.contentType } : {}) } });
+        else parts.push({ text: '', section: p.name });
+        continue;
+      }
       if (p.type === 'text') {
         const runs = splitMarked(p.text, this.resolve);
         if (!runs) {
@@ -617,6 +632,25 @@ export function markDeep(v: unknown, f: (s: string) => string, runtime = false, 
   const out: Record<string, unknown> = {};
   for (const [k, x] of entries) Object.defineProperty(out, k, { value: markDeep(x, f, runtime, depth + 1), enumerable: true, writable: true, configurable: true });
   return PY_KEY_ORDER in v ? setKeyOrder(out, entries.map((e) => e[0])) : out;
+}
+
+/** Whether any string of a fixture's values holds a character of the marks (memoized per document). */
+const markCharsIn = new WeakMap<FixtureDoc, boolean>();
+function holdsMarkChars(fixture: FixtureDoc): boolean {
+  let hit = markCharsIn.get(fixture);
+  if (hit === undefined) {
+    const seen = new Set<object>();
+    const walk = (v: unknown, depth: number): boolean => {
+      if (typeof v === 'string') return MARK_CHARS.test(v);
+      if (v === null || typeof v !== 'object' || depth > 64 || seen.has(v)) return false;
+      seen.add(v);
+      for (const k of Object.keys(v)) if (MARK_CHARS.test(k) || walk((v as Record<string, unknown>)[k], depth + 1)) return true;
+      return false;
+    };
+    hit = walk(fixture.slots, 0);
+    markCharsIn.set(fixture, hit);
+  }
+  return hit;
 }
 
 function trimLineBreaks(s: string): string {
