@@ -125,6 +125,21 @@ class Reader {
   /** The last answer of `nextContent`: collections that end together ask it from the same offset. */
   private lastNext: { from: number; at: number; indent: number; comments: boolean } | undefined;
 
+  /**
+   * The next content line after an entry of a block collection indented `indent` whose value
+   * ends at `offset`: undefined when the collection ends there (the reader continues from that
+   * line); a deeper line is left to yaml.
+   */
+  private nextEntry(offset: number, indent: number): { at: number; indent: number; comments: boolean } | undefined {
+    const next = this.nextContent(offset);
+    if (next.indent < indent) {
+      this.pos = next.at;
+      return undefined;
+    }
+    if (next.indent > indent) throw UNSURE;
+    return next;
+  }
+
   private nextContent(lineStart: number): { at: number; indent: number; comments: boolean } {
     if (this.lastNext?.from === lineStart) return this.lastNext;
     const next = this.scanToContent(lineStart);
@@ -473,12 +488,8 @@ class Reader {
       map.items.push(new Pair(key, value));
       this.count(map.items.length);
       offset = value.range![2];
-      const next = this.nextContent(offset);
-      if (next.indent < indent) {
-        this.pos = next.at;
-        break;
-      }
-      if (next.indent > indent) throw UNSURE;
+      const next = this.nextEntry(offset, indent);
+      if (!next) break;
       at = next.at + indent;
       // A sequence at the mapping's column after a scalar entry is an error: left to yaml.
       if (this.s.charCodeAt(at) === DASH && this.isSpaceOrEnd(at + 1)) throw UNSURE;
@@ -513,12 +524,8 @@ class Reader {
       seq.items.push(value);
       this.count(seq.items.length);
       offset = value.range![2];
-      const next = this.nextContent(offset);
-      if (next.indent < indent) {
-        this.pos = next.at;
-        break;
-      }
-      if (next.indent > indent) throw UNSURE;
+      const next = this.nextEntry(offset, indent);
+      if (!next) break;
       dash = next.at + indent;
       if (!(this.s.charCodeAt(dash) === DASH && this.isSpaceOrEnd(dash + 1))) {
         // A sequence written at its key's column ends at the next key (yaml counts comment lines
