@@ -54,3 +54,13 @@ describe('values that hold the marks’ own characters', () => {
     });
   }
 });
+
+describe('values the render walks but JSON cannot write', () => {
+  it('an integer beyond 2^53 in a Prompty sample (a bigint) renders as the runtime prints it', () => {
+    const template = '---\nname: a\nmodel:\n  api: chat\nsample:\n  v: 18446744073709551617\n---\nuser:\nValue: {{ v }}\n';
+    const host = new MemoryHost(['/ws'], { '/ws/a.prompty': template });
+    const a = analyzeTemplate(host, '/ws/a.prompty')!;
+    expect(a.findings.filter((f) => f.severity === 'error')).toEqual([]);
+    expect(a.assembly!.messages.map((m) => m.content.trim())).toEqual(['Value: 18446744073709551617']);
+  });
+});

@@ -166,11 +166,12 @@ export class Renderer {
     }
     // Text that holds the marks' own characters (the private use area) cannot be told from the
     // marks in a render: where any value does, every render is checked against a plain one.
-    this.foreign = MARK_CHARS.test(JSON.stringify(options.defaults ?? {})) || MARK_CHARS.test(JSON.stringify(fixture?.context ?? {})) || (fixture !== undefined && holdsMarkChars(fixture));
+    // (Values are walked, not serialised: a sample's integer beyond 2^53 is a bigint.)
+    this.foreign = anyText(options.defaults, hasMarkChar) || anyText(fixture?.context, hasMarkChar) || (fixture !== undefined && holdsMarkChars(fixture));
     this.byRef = !this.foreign && template.format === 'prompt' && dotpromptPrintsValuesOnly(template.text, this.dotpromptOptions());
     // No marker can start in the text around the values (the template's own text, its defaults,
     // the data frame): the values alone decide whether marks change the split (`printsAsIs`).
-    this.quiet = this.byRef && !template.text.includes('<<<') && !JSON.stringify(options.defaults ?? {}).includes('<<<') && !JSON.stringify(fixture?.context ?? {}).includes('<<<');
+    this.quiet = this.byRef && !template.text.includes('<<<') && !anyText(options.defaults, hasMarker) && !anyText(fixture?.context, hasMarker);
   }
 
   /**
@@ -639,18 +640,37 @@ const markCharsIn = new WeakMap<FixtureDoc, boolean>();
 function holdsMarkChars(fixture: FixtureDoc): boolean {
   let hit = markCharsIn.get(fixture);
   if (hit === undefined) {
-    const seen = new Set<object>();
-    const walk = (v: unknown, depth: number): boolean => {
-      if (typeof v === 'string') return MARK_CHARS.test(v);
-      if (v === null || typeof v !== 'object' || depth > 64 || seen.has(v)) return false;
-      seen.add(v);
-      for (const k of Object.keys(v)) if (MARK_CHARS.test(k) || walk((v as Record<string, unknown>)[k], depth + 1)) return true;
-      return false;
-    };
-    hit = walk(fixture.slots, 0);
+    hit = anyText(fixture.slots, hasMarkChar);
     markCharsIn.set(fixture, hit);
   }
   return hit;
+}
+
+const hasMarkChar = (s: string): boolean => MARK_CHARS.test(s);
+const hasMarker = (s: string): boolean => s.includes('<<<');
+
+/**
+ * Whether some string in value `v` (a key or a string value, at any depth, each object once)
+ * passes `test`. Values of every kind are walked as they are: bigints, dates and other non-JSON
+ * values hold no text the render could read as marks. An explicit stack: no depth overflows it.
+ */
+function anyText(v: unknown, test: (s: string) => boolean): boolean {
+  const seen = new Set<object>();
+  const todo: unknown[] = [v];
+  while (todo.length) {
+    const x = todo.pop();
+    if (typeof x === 'string') {
+      if (test(x)) return true;
+      continue;
+    }
+    if (x === null || typeof x !== 'object' || seen.has(x)) continue;
+    seen.add(x);
+    for (const k of Object.keys(x)) {
+      if (test(k)) return true;
+      todo.push((x as Record<string, unknown>)[k]);
+    }
+  }
+  return false;
 }
 
 function trimLineBreaks(s: string): string {
