@@ -44,14 +44,19 @@ function nextMark(s: string, from: number): number {
   return -1;
 }
 
-/** Whether a whole reference (its mark and 7 digits) starts at `at`. */
-function isRef(s: string, at: number): boolean {
-  if (s.charCodeAt(at) !== 0xe002 || at + REF_LENGTH > s.length) return false;
-  for (let k = 1; k < REF_LENGTH; k++) {
-    const d = s.charCodeAt(at + k);
+/** Whether `s` holds mark digits at every offset from `from` up to `to` (and is that long). */
+function digitsUpTo(s: string, from: number, to: number): boolean {
+  if (to > s.length) return false;
+  for (let k = from; k < to; k++) {
+    const d = s.charCodeAt(k);
     if (d < MARK_DIGIT || d > MARK_DIGIT + 0xff) return false;
   }
   return true;
+}
+
+/** Whether a whole reference (its mark and 7 digits) starts at `at`. */
+function isRef(s: string, at: number): boolean {
+  return s.charCodeAt(at) === 0xe002 && digitsUpTo(s, at + 1, at + REF_LENGTH);
 }
 
 /** The text a reference stands for (slot number, item number, field number), or undefined when there is none. */
@@ -182,11 +187,7 @@ function scanMarked(text: string, resolve: RefResolver | undefined, emit: (text:
   while (i < text.length) {
     const c = text.charCodeAt(i);
     if (c === 0xe000) {
-      if (i + HEADER > text.length) return false;
-      for (let k = 1; k < HEADER; k++) {
-        const d = text.charCodeAt(i + k);
-        if (d < MARK_DIGIT || d > MARK_DIGIT + 0xff) return false;
-      }
+      if (!digitsUpTo(text, i + 1, i + HEADER)) return false;
       stack.push({ slot: readDigits(text, i + 1), item: readDigits(text, i + 4) - 1 });
       i += HEADER;
       continue;
@@ -198,11 +199,7 @@ function scanMarked(text: string, resolve: RefResolver | undefined, emit: (text:
     }
     if (c === 0xe002) {
       // A reference: the run of the text it stands for (the innermost mark, as a marked text would be).
-      if (!resolve || i + REF_LENGTH > text.length) return false;
-      for (let k = 1; k < REF_LENGTH; k++) {
-        const d = text.charCodeAt(i + k);
-        if (d < MARK_DIGIT || d > MARK_DIGIT + 0xff) return false;
-      }
+      if (!resolve || !isRef(text, i)) return false;
       const slot = readDigits(text, i + 1);
       const item = readDigits(text, i + 4) - 1;
       const target = resolve(slot, item, text.charCodeAt(i + 7) - MARK_DIGIT);

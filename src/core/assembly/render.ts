@@ -313,17 +313,12 @@ export class Renderer {
    */
   private decode(m: EngineMessage, plain = false): RenderedMessage {
     const parts: MessagePart[] = [];
+    const unmarked = plain ? (s: string) => s : this.plainText;
     for (const p of m.parts) {
-      if (plain) {
-        if (p.type === 'text') parts.push({ text: p.text });
-        else if (p.type === 'media') parts.push({ text: '', media: { url: p.url, ...(p.contentType ? { contentType: p.contentType } : {}) } });
-        else parts.push({ text: '', section: p.name });
-        continue;
-      }
       if (p.type === 'text') {
-        const runs = splitMarked(p.text, this.resolve);
+        const runs = plain ? undefined : splitMarked(p.text, this.resolve);
         if (!runs) {
-          parts.push({ text: this.plainText(p.text) });
+          parts.push({ text: unmarked(p.text) });
           continue;
         }
         for (const r of runs) {
@@ -343,7 +338,7 @@ export class Renderer {
           else parts.push(part);
         }
       } else if (p.type === 'media') {
-        parts.push({ text: '', media: { url: this.plainText(p.url), ...(p.contentType ? { contentType: this.plainText(p.contentType) } : {}) } });
+        parts.push({ text: '', media: { url: unmarked(p.url), ...(p.contentType ? { contentType: unmarked(p.contentType) } : {}) } });
       } else {
         parts.push({ text: '', section: p.name });
       }

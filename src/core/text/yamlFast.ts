@@ -24,9 +24,9 @@ import type { YamlSource } from './yaml';
 class Unsure extends Error {}
 const UNSURE = new Unsure();
 
-/** Characters that make a text leave the subset wherever they appear. */
 /** A document marker or directive at the start of a line. */
 const MARKER = /(^|\n)(---|\.\.\.)(?=[ \n]|$)|(^|\n)%/;
+/** Characters that make a text leave the subset wherever they appear. */
 const OUTSIDE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\r\u2028\u2029\ufeff\ufffe\uffff]/;
 /** A surrogate that is not half of a pair (with the u flag, a pair is one character outside the class). */
 const LONE_SURROGATE = /[\ud800-\udfff]/u;
@@ -117,11 +117,6 @@ class Reader {
     return q - p;
   }
 
-  /**
-   * From a line start, past blank lines and comment lines to the start of the next content
-   * line; its indentation, or -1 at the end. A comment line must sit at that indentation (then
-   * yaml keeps it in front of the entry, outside every range).
-   */
   /** The last answer of `nextContent`: collections that end together ask it from the same offset. */
   private lastNext: { from: number; at: number; indent: number; comments: boolean } | undefined;
 
@@ -140,6 +135,11 @@ class Reader {
     return next;
   }
 
+  /**
+   * From a line start, past blank lines and comment lines to the start of the next content
+   * line; its indentation, or -1 at the end. A comment line must sit at that indentation (then
+   * yaml keeps it in front of the entry, outside every range).
+   */
   private nextContent(lineStart: number): { at: number; indent: number; comments: boolean } {
     if (this.lastNext?.from === lineStart) return this.lastNext;
     const next = this.scanToContent(lineStart);
@@ -177,8 +177,7 @@ class Reader {
 
   /** After a value: spaces, an optional comment, the line break. Returns the offset past them. */
   private lineEnd(p: number): number {
-    let q = p;
-    while (q < this.end && this.s.charCodeAt(q) === SP) q++;
+    const q = p + this.spaces(p);
     if (q >= this.end) return q;
     const c = this.s.charCodeAt(q);
     if (c === HASH) {
@@ -314,8 +313,7 @@ class Reader {
   // -- flow collections ------------------------------------------------------
 
   private skipFlowSpace(p: number): number {
-    let q = p;
-    while (q < this.end && this.s.charCodeAt(q) === SP) q++;
+    const q = p + this.spaces(p);
     if (q >= this.end || this.s.charCodeAt(q) === NL || this.s.charCodeAt(q) === HASH) throw UNSURE;
     return q;
   }
@@ -548,13 +546,8 @@ class Reader {
   private startsMapEntry(q: number): boolean {
     const c = this.s.charCodeAt(q);
     if (c === DQ || c === SQ) {
-      // A quoted key: the scalar, then `:`.
-      try {
-        const e = this.quoted(q).range![1];
-        return this.s.charCodeAt(e) === COLON;
-      } catch {
-        throw UNSURE;
-      }
+      // A quoted key: the scalar (a text it cannot read leaves the subset), then `:`.
+      return this.s.charCodeAt(this.quoted(q).range![1]) === COLON;
     }
     if (c === LBRACE || c === LBRACKET || !this.plainStart(q, false)) return false;
     const e = this.plainEnd(q, false);
@@ -592,9 +585,8 @@ export function readYamlFast(text: string, base = 0): YamlSource | undefined {
     doc.contents = root as Document.Parsed['contents'];
     doc.range = [0, root.range![1], text.length];
     return { doc, text, base, plain: true };
-  } catch (e) {
-    if (e instanceof Unsure) return undefined;
-    // A stack overflow or any other surprise: the reference parse decides.
+  } catch {
+    // Unsure, a stack overflow or any other surprise: the reference parse decides.
     return undefined;
   }
 }
