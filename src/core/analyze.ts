@@ -4,3 +4,4 @@
  */
 export * from './project';
 export type { ConfigBinding as Binding } from './project';
+export { templateFormat, templateGlobs } from './language';

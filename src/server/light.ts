@@ -6,6 +6,7 @@
  */
 import type { Analysis, FileKind } from '../core/analyze';
 import { finding } from '../core/rules/registry';
+import { templateFormat } from '../core/analyze';
 
 const RULE_BY_KIND: Record<FileKind, string> = { template: 'template-invalid', config: 'config-invalid', fixture: 'fixture-invalid' };
 
@@ -21,6 +22,6 @@ export function lightAnalysis(path: string, kind: FileKind, bytes: number, max: 
     const doc = { path, text: '', keySpan: () => undefined, valueSpan: () => undefined, findings: [] };
     return { kind, path, doc, tokenizer, templates: [], findings: [f], dependencies: [] };
   }
-  const template = { path, format: /\.prompty$/i.test(path) ? ('prompty' as const) : ('prompt' as const), text: '', bodySpan: { start: 0, end: 0 }, messages: [], uses: [], findings: [] };
+  const template = { path, format: templateFormat(path), text: '', bodySpan: { start: 0, end: 0 }, messages: [], uses: [], findings: [] };
   return { kind, path, template, fixtures: [], tokenizer, slots: [], findings: [f], dependencies: [] };
 }

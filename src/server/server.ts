@@ -27,7 +27,7 @@ import type {
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Analysis, AnalyzeOptions, TemplateAnalysis } from '../core/analyze';
-import { analyzeFile, classifyFile, forgetParsed } from '../core/analyze';
+import { analyzeFile, classifyFile, forgetParsed, templateGlobs } from '../core/analyze';
 import type { Finding, Span } from '../core/types';
 import type { InitializationOptions, ModelsResult, ServerSettings, StatusParams } from '../protocol/lsp';
 import {
@@ -216,7 +216,7 @@ export function startServer(connection: Connection): void {
     const run = ++scanRun;
     const files = new Set<string>();
     for (const root of host.roots) {
-      for (const pattern of ['**/*.prompt', '**/*.prompty', '**/*.context.yaml', '**/*.context.yml', '**/*.fixture.yaml', '**/*.fixture.yml', '**/*.fixture.json']) {
+      for (const pattern of [...templateGlobs(), '**/*.context.yaml', '**/*.context.yml', '**/*.fixture.yaml', '**/*.fixture.yml', '**/*.fixture.json']) {
         for (const f of host.glob(root, pattern)) if (files.size < MAX_SCANNED_FILES) files.add(f);
       }
     }

@@ -108,10 +108,32 @@ describe('architecture', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('the registry is the only module that lists the formats: nothing else imports a format folder\'s language module', () => {
+    const LANGUAGE = path.join(SRC, 'core/language');
+    const registry = path.join(LANGUAGE, 'registry.ts');
+    const wrong: string[] = [];
+    const listed: string[] = [];
+    for (const f of sources(SRC)) {
+      const info = ts.preProcessFile(readFileSync(f, 'utf8'), true, true);
+      for (const i of info.importedFiles) {
+        const to = resolveImport(f, i.fileName);
+        if (!to || !to.startsWith(LANGUAGE + path.sep)) continue;
+        const rel = path.relative(LANGUAGE, to).split(path.sep).join('/');
+        if (!/^[^/]+\/language\.ts$/.test(rel)) continue;
+        if (f === registry) listed.push(rel);
+        else wrong.push(`${path.relative(SRC, f)} -> ${rel}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    // Every format folder with a language module is registered.
+    const folders = readdirSync(LANGUAGE, { withFileTypes: true }).filter((d) => d.isDirectory() && existsSync(path.join(LANGUAGE, d.name, 'language.ts'))).map((d) => `${d.name}/language.ts`);
+    expect(listed.sort()).toEqual(folders.sort());
+  });
+
   it('one parse per language: only src/core/language parses a template language or its front matter', () => {
     // What the rest of the code may take from it: the parsed document, the engines' renders,
     // partial lookup, the one front matter reader and the runtime's value types.
-    const entries = new Set(['index.ts', 'engineTypes.ts', 'partials.ts', 'frontMatter.ts', 'dotprompt/engine.ts', 'prompty/engine.ts', 'jinja/values.ts']);
+    const entries = new Set(['index.ts', 'registry.ts', 'language.ts', 'engineTypes.ts', 'partials.ts', 'frontMatter.ts', 'dotprompt/engine.ts', 'prompty/engine.ts', 'jinja/values.ts']);
     const LANGUAGE = path.join(SRC, 'core/language');
     const wrong: string[] = [];
     for (const f of sources(SRC)) {

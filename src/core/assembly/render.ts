@@ -1,6 +1,7 @@
 /**
  * Rendering: the kept, ordered items of every slot become the values the template's own runtime
- * renders — dotprompt (Handlebars) for `.prompt`, Prompty (Jinja2) for `.prompty` — and the messages
+ * renders — the template's language (language/registry.ts): dotprompt for `.prompt`, Prompty for
+ * `.prompty`, … — and the messages
  * that runtime would send come back cut into parts by slot and item (attribution.ts).
  *
  * Values, per slot:
@@ -23,9 +24,8 @@ import type { FixtureDoc, MessagePart, RenderedMessage, Role, SlotKind, Span, Te
 import type { WorkItem } from './item';
 import type { Envelope, EnvelopeKind } from './envelope';
 import type { Neutralised } from './escape';
-import { dotpromptPrintsValuesOnly, renderDotprompt } from '../language/dotprompt/engine';
-import { PROMPTY_LINE_LABEL, renderPrompty } from '../language/prompty/engine';
-import { basename } from '../paths';
+import type { TemplateLanguage } from '../language/language';
+import { languageFor } from '../language/registry';
 import { ItemList, ItemValue, MARK_CHARS, expandMarks, isExpansion, mark, markedTexts, ref, refable, splitMarked } from './attribution';
 import { append } from './append';
 import { defineLazy } from '../lazy';
@@ -168,7 +168,8 @@ export class Renderer {
     // marks in a render: where any value does, every render is checked against a plain one.
     // (Values are walked, not serialised: a sample's integer beyond 2^53 is a bigint.)
     this.foreign = anyText(options.defaults, hasMarkChar) || anyText(fixture?.context, hasMarkChar) || (fixture !== undefined && holdsMarkChars(fixture));
-    this.byRef = !this.foreign && template.format === 'prompt' && dotpromptPrintsValuesOnly(template.text, this.dotpromptOptions());
+    this.language = languageFor(template);
+    this.byRef = !this.foreign && (this.language.printsValuesOnly?.(template, this.printOptions()) ?? false);
     // No marker can start in the text around the values (the template's own text, its defaults,
     // the data frame): the values alone decide whether marks change the split (`printsAsIs`).
     this.quiet = this.byRef && !template.text.includes('<<<') && !anyText(options.defaults, hasMarker) && !anyText(fixture?.context, hasMarker);
@@ -182,15 +183,17 @@ export class Renderer {
   /** Some value holds characters of the marks (see the constructor). */
   private readonly foreign: boolean;
 
-  /** The options of every dotprompt render of this template. */
-  private dotpromptOptions(): Parameters<typeof renderDotprompt>[2] {
+  /** The template's language (language/registry.ts). */
+  private readonly language: TemplateLanguage;
+
+  /** What decides whether the template only prints its values. */
+  private printOptions(): Parameters<NonNullable<TemplateLanguage['printsValuesOnly']>>[1] {
+    const o = this.options;
     return {
-      partials: this.options.partials ?? {},
-      inputDefault: this.options.defaults ?? {},
-      // The product renders what the application may register in code (declared or not) instead of failing on it.
-      lenient: true,
-      ...(this.options.codeHelpers?.length ? { codeHelpers: this.options.codeHelpers } : {}),
-      ...(this.options.codePartials?.length ? { codePartials: this.options.codePartials } : {}),
+      partials: o.partials ?? {},
+      defaults: o.defaults ?? {},
+      ...(o.codeHelpers?.length ? { codeHelpers: o.codeHelpers } : {}),
+      ...(o.codePartials?.length ? { codePartials: o.codePartials } : {}),
     };
   }
 
@@ -274,33 +277,25 @@ export class Renderer {
     return { messages: plain.messages.map((m) => this.decode(m, true)), issues: plainIssues, neutralised, ...estimate, ...this.runtimeField() };
   }
 
+  /** The render of the template's language (language/registry.ts) for the values. */
   private engine(v: EngineValues): EngineResult {
-    const t = this.template;
-    if (t.format === 'prompt') {
-      return renderDotprompt(t.text, { input: v.input, ...(this.fixture?.context ? { context: this.fixture.context } : {}), ...(v.messages ? { messages: v.messages } : {}) }, this.dotpromptOptions());
-    }
-    const input = { ...(this.options.defaults ?? {}), ...v.input };
-    // The engine reads the runtime line and the template format from the front matter itself.
-    const r = renderPrompty(t.text, input, {
-      templates: this.options.partials ?? {},
-      fileName: basename(t.path),
-      ...(this.options.readFile ? { readFile: this.options.readFile } : {}),
-      // Without any values (no fixture, no sample) the analysis renders what it can and names what is missing.
-      ...(this.fixture ? {} : { missingValues: 'lenient' as const }),
+    const o = this.options;
+    const r = this.language.render(this.template, {
+      input: v.input,
+      ...(v.messages ? { messages: v.messages } : {}),
+      ...(this.fixture?.context ? { context: this.fixture.context } : {}),
+      hasValues: this.fixture !== undefined,
+      defaults: o.defaults ?? {},
+      partials: o.partials ?? {},
+      ...(o.codeHelpers?.length ? { codeHelpers: o.codeHelpers } : {}),
+      ...(o.codePartials?.length ? { codePartials: o.codePartials } : {}),
+      ...(o.readFile ? { readFile: o.readFile } : {}),
     });
-    this.runtime = PROMPTY_LINE_LABEL[r.line];
-    if (!r.missing?.length) return r;
-    const names = r.missing.map((n) => `'${n}'`).join(', ');
-    const issue = {
-      rule: 'value-missing' as const,
-      message: `No value for ${names}: no fixture or sample data gives ${r.missing.length === 1 ? 'it' : 'them'}, so ${r.missing.length === 1 ? 'it is' : 'they are'} rendered empty and the counts leave ${r.missing.length === 1 ? 'it' : 'them'} out. Prompty's runtime fails on an attribute of a missing value; add a sample or a fixture.`,
-      // At the first use of a missing value, else the body's start.
-      span: t.uses.find((u) => r.missing!.includes(u.slot))?.span ?? { start: t.bodySpan.start, end: Math.min(t.text.length, t.bodySpan.start + 1) },
-    };
-    return { ...r, issues: [...r.issues, issue] };
+    if (r.runtime !== undefined) this.runtime = r.runtime;
+    return r;
   }
 
-  /** The runtime line of the last Prompty render, in words. */
+  /** The runtime of the last render, in words (`Prompty 0.1.x`), where the language names one. */
   private runtime: string | undefined;
 
   private runtimeField(): { runtime?: string } {

@@ -1,6 +1,7 @@
 /**
- * Template parsing entry point: `.prompt` (dotprompt: YAML front matter + Handlebars) and
- * `.prompty` (Prompty: YAML front matter + role lines + Jinja2/Mustache). Never throws; every
+ * Template parsing entry point: the language of the registry (registry.ts) that claims a path
+ * parses it — `.prompt` (dotprompt: YAML front matter + Handlebars), `.prompty` (Prompty: YAML
+ * front matter + role lines + Jinja2/Mustache), and the formats added beside them. Never throws; every
  * problem is a `template-invalid` finding at its exact span, and the rest is still parsed.
  *
  * A `.prompty` body is read by the engine that renders it (prompty/parse.ts): a Jinja2 body from
@@ -24,16 +25,13 @@
  * - A Mustache section `{{#items}}` is an `each` node; for a non-list value it stands for one item.
  * - Prompty's history loop (`{% for m in history %}{{m.role}}:` ...) becomes a `history` node.
  */
-import type { Finding, Role, TemplateDoc, TemplateFormat } from '../types';
+import type { Finding, TemplateDoc, TemplateFormat } from '../types';
 import { finding } from '../rules/registry';
-import { parseDotpromptBody } from './dotprompt/body';
-import { parseFrontMatter } from './frontMatter';
-import { finishUses } from './shared';
-import { dotpromptBodyLimit } from '../text/nesting';
-import { parsePromptyBody } from './prompty/parse';
+import { languageOf } from './registry';
 
+/** The format of a template path: the registry's language that claims it. */
 export function templateFormat(path: string): TemplateFormat {
-  return /\.prompty$/i.test(path) ? 'prompty' : 'prompt';
+  return languageOf(path).id;
 }
 
 /**
@@ -43,20 +41,13 @@ export function templateFormat(path: string): TemplateFormat {
  */
 export const MAX_TEMPLATE_FINDINGS = 100;
 
+/** Parses a template with the language that claims its path (registry.ts). Never throws. */
 export function parseTemplate(path: string, text: string): TemplateDoc {
-  const format = templateFormat(path);
-  let findings: Finding[] = [];
+  const language = languageOf(path);
+  const format = language.id;
   try {
-    const fm = parseFrontMatter(path, text, format);
-    const limit = format === 'prompt' ? dotpromptBodyLimit(text, fm.bodyStart) : undefined;
-    if (limit) {
-      const f = finding('template-invalid', path, { start: limit.start, end: limit.end }, limit.message);
-      return { path, format, text, ...(fm.frontMatter ? { frontMatter: fm.frontMatter } : {}), bodySpan: { start: fm.bodyStart, end: text.length }, messages: [], uses: [], findings: [...fm.findings, f] };
-    }
-    const body = format === 'prompt' ? parseDotpromptBody(path, text, fm.bodyStart) : parsePromptyBody(path, text, fm.bodyStart, fm.frontMatter?.inputs ?? {}, fm.frontMatter?.data);
-    findings = fm.findings.concat(body.findings);
-    const fallbackRole: Role = format === 'prompt' ? 'user' : 'system';
-    const uses = finishUses(text, body.messages, body.uses, fallbackRole);
+    const doc = language.parse(path, text);
+    const findings = doc.findings;
     findings.sort((a, b) => a.span.start - b.span.start || a.span.end - b.span.end);
     if (findings.length > MAX_TEMPLATE_FINDINGS) {
       const rest = findings.length - MAX_TEMPLATE_FINDINGS;
@@ -64,31 +55,26 @@ export function parseTemplate(path: string, text: string): TemplateDoc {
       findings.length = MAX_TEMPLATE_FINDINGS;
       findings.push(finding(next.rule, path, next.span, `${rest.toLocaleString('en-US')} more problems in this template are not listed; fix the ones above first.`));
     }
-    return {
-      path,
-      format,
-      text,
-      ...(fm.frontMatter ? { frontMatter: fm.frontMatter } : {}),
-      bodySpan: { start: fm.bodyStart, end: text.length },
-      messages: body.messages,
-      uses,
-      findings,
-    };
+    return doc;
   } catch (e) {
     // A parser bug must not take the editor down: report it where the user can see it.
     const message = e instanceof Error ? e.message : String(e);
-    findings.push({
-      rule: 'template-invalid',
-      severity: 'error',
-      message: `Internal error while parsing this template (please report it): ${message}`,
-      path,
-      span: { start: 0, end: Math.min(text.length, 1) },
-    });
+    const findings: Finding[] = [
+      {
+        rule: 'template-invalid',
+        severity: 'error',
+        message: `Internal error while parsing this template (please report it): ${message}`,
+        path,
+        span: { start: 0, end: Math.min(text.length, 1) },
+      },
+    ];
     return { path, format, text, bodySpan: { start: 0, end: text.length }, messages: [], uses: [], findings };
   }
 }
 
 export { splitFrontMatter } from './frontMatter';
+export { LANGUAGES, claimOf, languageFor, languageOf, templateGlobs } from './registry';
+export type { TemplateLanguage, LanguageRenderInput, LanguageRenderResult } from './language';
 export { promptyTemplateType } from './prompty/parse';
 export { findDelimiterPairs } from './delimiters';
 export type { DelimiterPair } from './delimiters';

@@ -11,7 +11,7 @@
 import type { FileHost } from '../host';
 import type { ConfigDoc, Finding, FixtureDoc, TemplateDoc } from '../types';
 import { BoundedCache } from '../cache';
-import { parseTemplate } from '../language';
+import { claimOf, parseTemplate } from '../language';
 import { parseConfig } from '../config/parse';
 import { fixtureName, parseFixture, resolveFixtureFiles } from '../fixture';
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';
@@ -23,10 +23,8 @@ export const DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024;
 export function classifyFile(path: string): FileKind | undefined {
   if (/\.context\.ya?ml$/i.test(path)) return 'config';
   if (/\.fixture\.(ya?ml|json)$/i.test(path)) return 'fixture';
-  // dotprompt partials (`_name.prompt`) are rendered inside the templates that include them, not on their own.
-  if (/(^|\/)_[^/]*\.prompt$/i.test(path)) return undefined;
-  if (/\.(prompt|prompty)$/i.test(path)) return 'template';
-  return undefined;
+  // The registry's languages claim templates; partials (dotprompt's `_name.prompt`) are rendered inside the templates that include them, not on their own.
+  return claimOf(path)?.claim === 'template' ? 'template' : undefined;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { FileHost } from '../host';
 import type { ContextConfig } from '../config/schema';
 import type { FixtureDoc } from '../types';
 import { fixtureName } from '../fixture';
+import { templateGlobs } from '../language';
 import { basename, dirname, resolveInWorkspace } from '../paths';
 import { bindConfig } from './bind';
 import { DEFAULT_MAX_FILE_SIZE, KeyedHostMemo, classifyFile, fixtureHead, readTemplate } from './files';
@@ -89,7 +90,7 @@ export function templatesUsing(host: FileHost, configPath: string): string[] {
   const out: string[] = [];
   // The config's own project: its folder and below (a template elsewhere names it with `context:` and is found from there).
   for (const root of [dirname(configPath)]) {
-    for (const t of [...host.glob(root, '**/*.prompt'), ...host.glob(root, '**/*.prompty')]) {
+    for (const t of templateGlobs().flatMap((g) => host.glob(root, g))) {
       const doc = readTemplate(host, t);
       if (!doc) continue;
       const b = bindConfig(host, doc);
@@ -108,7 +109,7 @@ export function templateForFixture(host: FileHost, path: string, doc: FixtureDoc
   // The fixture's project: the folder above its own (fixtures usually sit in a fixtures/ folder beside the template).
   const dir = dirname(path);
   for (const root of [basename(dir) === 'fixtures' ? dirname(dir) : dir]) {
-    for (const t of [...host.glob(root, '**/*.prompt'), ...host.glob(root, '**/*.prompty')].sort()) {
+    for (const t of templateGlobs().flatMap((g) => host.glob(root, g)).sort()) {
       const tdoc = readTemplate(host, t);
       if (!tdoc) continue;
       const b = bindConfig(host, tdoc);

@@ -1,0 +1,67 @@
+/**
+ * The one interface every template format implements (a format is one folder under
+ * `src/core/language/`, listed once in `registry.ts`). Like a Volar `LanguagePlugin`: a language
+ * claims its files, parses a file into the one document type (`TemplateDoc`: messages, slot uses,
+ * findings, spans) and renders a document with values into the messages its runtime would send.
+ * Features read the language's results, never a file's extension.
+ *
+ * Parsing never throws (the registry's `parseTemplate` also guards it) and rendering never throws:
+ * what the runtime would refuse is a `template-invalid` issue, what cannot be reproduced
+ * faithfully an `unsupported-feature` issue. A language whose runtime is native code (BAML) is
+ * lent that runtime by the Node host (as the host lends SHA-256), so the core stays pure and the
+ * browser bundle never loads it; without it the language says so in an issue.
+ */
+import type { Role, TemplateDoc, TemplateFormat } from '../types';
+import type { EngineResult } from './engineTypes';
+
+/** What a language's render is given: the assembly's values (marked or plain) and the binding's options. */
+export interface LanguageRenderInput {
+  /** Values by name: every slot's value and any other fixture value. Defaults are not merged in. */
+  input: Record<string, unknown>;
+  /** The conversation of a history slot, for formats that place it themselves (dotprompt `data.messages`). */
+  messages?: unknown[];
+  /** The fixture's data frame (dotprompt's `context`). */
+  context?: Record<string, unknown>;
+  /** False for the analysis of a template without any fixture or sample: render what can be, name what is missing. */
+  hasValues: boolean;
+  /** Front matter defaults applied under the values (dotprompt `input.default`, Prompty `inputs.*.default`). */
+  defaults: Record<string, unknown>;
+  /** Partial and include sources by name, read by the caller inside the workspace. */
+  partials: Record<string, string>;
+  /** Helpers and partials without a source that the application registers in code (rendered as placeholders). */
+  codeHelpers?: readonly string[];
+  codePartials?: readonly string[];
+  /** Reads a file beside the template, inside the workspace only (a runtime that inlines local files). */
+  readFile?: (relativePath: string) => string | undefined;
+}
+
+/** A render, and the runtime that made it in words (`Prompty 0.1.x`), for the trace and the views. */
+export interface LanguageRenderResult extends EngineResult {
+  runtime?: string;
+}
+
+/** How a language treats a path it is asked about. */
+export type Claim = 'template' | 'partial';
+
+export interface TemplateLanguage {
+  /** The document's `format`. */
+  readonly id: TemplateFormat;
+  /** The format's name in words (`dotprompt`, `Prompty`). */
+  readonly name: string;
+  /** Workspace globs of the files the language may claim (scans, file watchers). */
+  readonly globs: readonly string[];
+  /** Whether the path is one of its templates, a partial rendered inside templates, or not its file. */
+  claim(path: string): Claim | undefined;
+  /** The role of text before any role marker. */
+  readonly fallbackRole: Role;
+  /** The whole file as one document. Never throws. */
+  parse(path: string, text: string): TemplateDoc;
+  /** The messages the format's runtime renders for the values. Never throws. */
+  render(doc: TemplateDoc, values: LanguageRenderInput): LanguageRenderResult;
+  /**
+   * Whether the template only prints, loops over and tests its values (never hands one to a
+   * helper, a partial or a measuring lookup), so the assembly may render long texts by reference
+   * (see assembly/render.ts). Absent: never.
+   */
+  printsValuesOnly?(doc: TemplateDoc, values: Pick<LanguageRenderInput, 'partials' | 'defaults' | 'codeHelpers' | 'codePartials'>): boolean;
+}

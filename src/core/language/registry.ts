@@ -1,0 +1,40 @@
+/**
+ * The registry of template formats: the only place that lists them. The first language that
+ * claims a path owns it; every feature (project scans, parsing, rendering) asks here.
+ */
+import type { TemplateDoc, TemplateFormat } from '../types';
+import type { Claim, TemplateLanguage } from './language';
+import { dotpromptLanguage } from './dotprompt/language';
+import { promptyLanguage } from './prompty/language';
+
+export const LANGUAGES: readonly TemplateLanguage[] = [dotpromptLanguage, promptyLanguage];
+
+/** The language that claims a path, and how. */
+export function claimOf(path: string): { language: TemplateLanguage; claim: Claim } | undefined {
+  for (const language of LANGUAGES) {
+    const claim = language.claim(path);
+    if (claim) return { language, claim };
+  }
+  return undefined;
+}
+
+/** The language of a template path (a path no language claims is read as dotprompt, the first). */
+export function languageOf(path: string): TemplateLanguage {
+  return claimOf(path)?.language ?? LANGUAGES[0];
+}
+
+/** The language of a parsed document. */
+export function languageFor(doc: Pick<TemplateDoc, 'format'>): TemplateLanguage {
+  return byId(doc.format);
+}
+
+export function byId(id: TemplateFormat): TemplateLanguage {
+  const l = LANGUAGES.find((x) => x.id === id);
+  if (!l) throw new Error(`no template language '${id}'`);
+  return l;
+}
+
+/** Every glob a workspace scan looks for templates with. */
+export function templateGlobs(): string[] {
+  return [...new Set(LANGUAGES.flatMap((l) => l.globs))];
+}
