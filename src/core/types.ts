@@ -46,7 +46,13 @@ export interface Finding {
 
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
-export type TemplateFormat = 'prompt' | 'prompty';
+/**
+ * A template format: the `id` of one language of `src/core/language/registry.ts`. `prompt`
+ * dotprompt, `prompty` Prompty, `baml` a BAML function, `plain` a plain prompt file (f-string,
+ * Jinja2, Mustache or text) or a request composed of them, `agent` a coding agent's instruction,
+ * rule or prompt file.
+ */
+export type TemplateFormat = 'prompt' | 'prompty' | 'baml' | 'plain' | 'agent';
 
 /** A node of the render-ready template body. */
 export type TemplateNode =

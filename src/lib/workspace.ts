@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import type { ContextConfig, SeveritySetting, Filters } from '../core/config/schema';
-import type { AssemblyResult, BudgetReport, Finding, FixtureDoc, RenderedMessage, SlotKind, Trace } from '../core/types';
+import type { AssemblyResult, BudgetReport, Finding, FixtureDoc, RenderedMessage, SlotKind, TemplateFormat, Trace } from '../core/types';
 import type { CacheControl, Provider, ProviderBody, ToolDefinition } from '../core/export';
 import { analyzeConfig, analyzeTemplate, checkFiles, classifyFile, dedupe } from '../core/analyze';
 import { FiltersSchema } from '../core/config/schema';
@@ -127,7 +127,8 @@ export interface AssembleOutput {
 export interface TemplateInfo {
   /** Absolute path. */
   path: string;
-  format: 'prompt' | 'prompty';
+  /** The template's format (the registry's language id: `prompt`, `prompty`, `baml`, `plain`, `agent`). */
+  format: TemplateFormat;
   /** Declared version of the config or front matter. */
   declaredVersion?: string;
   /** The model the template is assembled for (option, front matter, config, default). */
