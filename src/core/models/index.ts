@@ -323,3 +323,45 @@ export function builtinPrices(): [string, RegistryPrice][] {
   for (const [key, e] of BUILTIN) if (e.price) out.push([key, e.price]);
   return out;
 }
+
+/** Edit distance (insertions, deletions, substitutions, swaps of neighbours), bounded: past `max` it answers `max + 1`. */
+function distance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev2: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let low = i;
+    for (let j = 1; j <= b.length; j++) {
+      let d = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2] + 1);
+      cur.push(d);
+      if (d < low) low = d;
+    }
+    if (low > max) return max + 1;
+    prev2 = prev;
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/**
+ * The known model names nearest to `name` (a typo, a made-up version), closest first: models of
+ * the same family before others, then by edit distance, then by name; retired models last. For
+ * the `unknown-model` finding and its quick fixes.
+ */
+export function nearestModels(name: string, extra?: Record<string, ModelEntry>, count = 3): string[] {
+  const wanted = name.toLowerCase();
+  const family = familyOf(name)?.family;
+  const max = Math.max(4, Math.ceil(wanted.length / 2));
+  const scored: Array<{ name: string; score: number }> = [];
+  for (const m of listModels(extra)) {
+    const d = distance(wanted, m.name.toLowerCase(), max);
+    if (d > max) continue;
+    const lower = m.name.toLowerCase();
+    const fam = family !== undefined && FAMILIES.some((f) => f.family === family && f.re.test(lower)) ? 0 : 1;
+    scored.push({ name: m.name, score: (m.retired ? 2000 : 0) + fam * 1000 + d });
+  }
+  scored.sort((a, b) => a.score - b.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return scored.slice(0, count).map((s) => s.name);
+}

@@ -274,7 +274,7 @@ export function analyzeConfig(host: FileHost, path: string, options: AnalyzeOpti
   const bound = bindModel(
     config,
     options.model ?? config?.model ?? options.defaultModel,
-    () => ({ path, span: doc.valueSpan(['model']) ?? { start: 0, end: 0 } }),
+    () => ({ path, span: doc.valueSpan(['model']) ?? { start: 0, end: 0 }, text: doc.text, ...(doc.keySpan(['models']) ? {} : { declareIn: { path, text: doc.text } }) }),
     () => ({ path, span: doc.valueSpan(['tokenizer']) ?? { start: 0, end: 0 } }),
     true,
   );

@@ -18,8 +18,9 @@ import { ContextConfigSchema } from '../config/schema';
 import { resolveInWorkspace } from '../paths';
 import { getTokenizer } from '../tokens';
 import { countsExact } from '../tokens/exact';
-import { defaultOutputReserve, resolveModel } from '../models';
+import { defaultOutputReserve, nearestModels, resolveModel } from '../models';
 import { familyEstimate, modelRetired } from '../models/findings';
+import type { ModelWhere } from '../models/findings';
 import { budgetFindings } from '../budget';
 import { assemble } from '../assembly';
 import { budgetFor } from '../budget/remainder';
@@ -118,19 +119,20 @@ export function bindConfig(host: FileHost, template: TemplateDoc): ConfigBinding
   return { findings, dependencies };
 }
 
-/** Where a model finding goes: the template's `model:`, else the config's `model:`/`tokenizer:`, else the front matter. */
-function modelSpan(template: TemplateDoc, cfgDoc: ConfigDoc | undefined, explicitModel: boolean): { path: string; span: Span } {
-  if (!explicitModel && template.frontMatter?.model) return { path: template.path, span: template.frontMatter.model.span };
+/** Where a model finding goes: the template's `model:`, else the config's `model:`/`tokenizer:`, else the front matter; with the texts its quick fixes edit. */
+function modelSpan(template: TemplateDoc, cfgDoc: ConfigDoc | undefined, explicitModel: boolean): ModelWhere {
+  const declare = cfgDoc && !cfgDoc.keySpan(['models']) ? { declareIn: { path: cfgDoc.path, text: cfgDoc.text } } : {};
+  if (!explicitModel && template.frontMatter?.model) return { path: template.path, span: template.frontMatter.model.span, text: template.text, ...declare };
   const s = cfgDoc?.valueSpan(['model']) ?? cfgDoc?.valueSpan(['tokenizer']);
-  if (cfgDoc && s && cfgDoc.path !== template.path) return { path: cfgDoc.path, span: s };
-  return { path: template.path, span: template.frontMatter?.span ?? { start: 0, end: 0 } };
+  if (cfgDoc && s && cfgDoc.path !== template.path) return { path: cfgDoc.path, span: s, text: cfgDoc.text, ...declare };
+  return { path: template.path, span: template.frontMatter?.span ?? { start: 0, end: 0 }, ...declare };
 }
 
 /** The model, tokenizer and exactness a config (and the names asked for) gives, with the findings of a name or tokenizer that cannot be used. */
 export function bindModel(
   config: ContextConfig | undefined,
   name: string | undefined,
-  where: () => { path: string; span: Span },
+  where: () => ModelWhere,
   tokenizerWhere: () => { path: string; span: Span } | undefined,
   inConfig = false,
 ): { model: { name?: string; info?: ModelInfo }; tokenizer: Tokenizer; exact: boolean; findings: Finding[] } {
@@ -138,11 +140,11 @@ export function bindModel(
   const info = name ? resolveModel(name, config?.models) : undefined;
   if (name && !info && !config?.tokenizer) {
     const at = where();
-    findings.push(unknownModel(at.path, at.span, name, FALLBACK_TOKENIZER, inConfig));
+    findings.push(unknownModel(at, name, FALLBACK_TOKENIZER, inConfig, nearestModels(name, config?.models)));
   }
   const retired = info?.retired ? modelRetired(where().path, where().span, info) : undefined;
   if (retired) findings.push(retired);
-  const family = info?.estimate && !config?.tokenizer ? familyEstimate(where().path, where().span, info) : undefined;
+  const family = info?.estimate && !config?.tokenizer ? familyEstimate(where(), info, nearestModels(name!, config?.models)) : undefined;
   if (family) findings.push(family);
   const tokenizerName = config?.tokenizer ?? info?.tokenizer ?? FALLBACK_TOKENIZER;
   let tokenizer = getTokenizer(tokenizerName);

@@ -5,6 +5,8 @@
 import type { ConfigDoc, Finding, FixtureDoc, Span, TemplateDoc } from '../types';
 import type { ContextConfig } from '../config/schema';
 import { ENV_REFERENCE } from '../models';
+import { unknownModelFinding } from '../models/findings';
+import type { ModelWhere } from '../models/findings';
 import { basename } from '../paths';
 import { finding } from './registry';
 
@@ -20,8 +22,8 @@ export function unresolvedModel(template: TemplateDoc, reference: string, instea
   );
 }
 
-export function unknownModel(path: string, span: Span, name: string, fallback: string, inConfig: boolean): Finding {
-  return finding('unknown-model', path, span, `Unknown model '${name}': counting with ${fallback} as an approximation. Add it under 'models:'${inConfig ? '' : ' in the config'} to set its window and tokenizer.`);
+export function unknownModel(at: ModelWhere, name: string, fallback: string, inConfig: boolean, nearest: readonly string[]): Finding {
+  return unknownModelFinding(at, name, fallback, inConfig, nearest);
 }
 
 export function unknownTokenizer(path: string, span: Span, name: string): Finding {
