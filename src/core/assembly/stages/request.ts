@@ -133,11 +133,18 @@ function slotCost(r: SelectedSlot): number {
   return r.packed.reduce((s, i) => s + i.tokens + r.overhead, 0);
 }
 
-/** Engine problems as findings in the template. */
+/**
+ * Engine problems as findings in the template. A runtime's refusal at a place where the template's
+ * own parse already located a syntax error is that error again (the runtime's parser stops at the
+ * same tag): one cause, one finding, the parse's, which names the tag.
+ */
 function renderFindings(template: TemplateDoc, issues: readonly RenderIssue[]): Finding[] {
   const seen = new Set<string>();
   const out: Finding[] = [];
+  const parsed = template.findings.filter((f) => f.rule === 'template-invalid');
+  const sameCause = (i: RenderIssue) => i.rule === 'template-invalid' && parsed.some((f) => i.span.start < Math.max(f.span.end, f.span.start + 1) && f.span.start < Math.max(i.span.end, i.span.start + 1));
   for (const i of issues) {
+    if (sameCause(i)) continue;
     const key = `${i.rule}\u0000${i.span.start}\u0000${i.message}`;
     if (seen.has(key)) continue;
     seen.add(key);

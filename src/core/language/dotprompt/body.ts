@@ -275,11 +275,30 @@ function parseRetrying(path: string, src: string, offset: number, limit: number,
       if (!tag) break;
       const chars = src.split('');
       blank(chars, tag.start, tag.end);
+      // A block opener the parser cannot read takes its own `{{else}}` and closer with it (they
+      // are blanked silently): one cause, one finding, at the opener.
+      if (tag.kind === 'open') for (const t of blockTail(tags, tag)) blank(chars, t.start, t.end);
       src = chars.join('');
     }
   }
   // Give up on structure: the piece is one text, so counting and previews still work.
   return textProgram(src.slice(0, Math.max(0, limit - offset)));
+}
+
+/** The `{{else}}` tags and the closer of the block `open` opens (by nesting), or none when it is never closed. */
+function blockTail(tags: readonly HbTag[], open: HbTag): HbTag[] {
+  const out: HbTag[] = [];
+  let depth = 0;
+  for (let k = tags.indexOf(open) + 1; k < tags.length; k++) {
+    const t = tags[k];
+    if (t.kind === 'open') depth++;
+    else if (t.kind === 'else' && depth === 0) out.push(t);
+    else if (t.kind === 'close') {
+      if (depth > 0) depth--;
+      else return t.name === open.name ? [...out, t] : [];
+    }
+  }
+  return [];
 }
 
 /** Tags per parsed piece: the Handlebars parser is quadratic in the statements of one program. */
