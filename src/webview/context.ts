@@ -8,8 +8,11 @@ import type { PersistedPreviewState, WebviewMessage } from '../protocol/preview'
 export interface RenderContext {
   post(message: WebviewMessage): void;
   ui: PersistedPreviewState;
-  /** Persists `ui` and renders the current snapshot again (after a collapse or "show all"). */
-  changed(): void;
+  /**
+   * Persists `ui` and renders the current snapshot again (after a collapse or "show all"); focus
+   * goes to the control with the `data-key` given, else stays on the equivalent of the focused one.
+   */
+  changed(focusKey?: string): void;
   /** Says `text` in the panel's live region (for feedback that comes with no new snapshot). */
   announce(text: string): void;
   /** Focuses the control with this `data-key` once the next snapshot is rendered (its button is gone by then). */

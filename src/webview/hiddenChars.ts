@@ -87,6 +87,30 @@ export function visibleNode(text: string): Node {
   return span;
 }
 
+/** Where a long id or name may break: after these separators (`first_name`, `docs/a.md`, `ev-12`). */
+const SEPARATORS = /[_\-/.:@]+/g;
+
+/**
+ * Like `visibleNode`, with a line-break opportunity (`<wbr>`) after each separator, so that an id
+ * that must wrap in a narrow table breaks as `first_` / `name_1`, not inside a word.
+ */
+export function breakableNode(text: string): Node {
+  SEPARATORS.lastIndex = 0;
+  if (!SEPARATORS.test(text)) return visibleNode(text);
+  const frag = document.createDocumentFragment();
+  let last = 0;
+  SEPARATORS.lastIndex = 0;
+  for (let m = SEPARATORS.exec(text); m !== null; m = SEPARATORS.exec(text)) {
+    const end = m.index + m[0].length;
+    if (end >= text.length) break;
+    appendVisibleText(frag, text.slice(last, end));
+    frag.appendChild(document.createElement('wbr'));
+    last = end;
+  }
+  appendVisibleText(frag, text.slice(last));
+  return frag;
+}
+
 function marker(cp: number): HTMLSpanElement {
   const span = document.createElement('span');
   span.className = 'hidden-char';

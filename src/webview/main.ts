@@ -15,7 +15,8 @@
 import type { HostMessage, PersistedPreviewState, WebviewMessage } from '../protocol/preview';
 import { validateHostMessage } from '../protocol/preview';
 import { announcement, createAnnouncer } from './announce';
-import { fitBarLabels, renderEmpty, renderError, renderSnapshot } from './render';
+import { readPlace, restorePlace } from './place';
+import { fitBarLabels, markScrollRegions, renderEmpty, renderError, renderSnapshot } from './render';
 import type { RenderContext } from './context';
 
 interface VsCodeApi {
@@ -62,9 +63,9 @@ function start(): void {
   const ctx: RenderContext = {
     post: (message) => vscode.postMessage(message),
     ui,
-    changed: () => {
+    changed: (focusKey) => {
       save();
-      if (current) render(current, performance.now());
+      if (current) render(current, performance.now(), false, focusKey);
     },
     announce: (text) => announcer.say(text),
     focusAfter: (key) => {
@@ -79,24 +80,15 @@ function start(): void {
     return out;
   }
 
-  /** Each write forces a layout, so fresh elements (already at 0) are left alone. */
-  function applyScroll(scroll: Record<string, number>): void {
-    for (const e of Array.from(root.querySelectorAll<HTMLElement>('[data-scroll-key]'))) {
-      const y = scroll[e.dataset.scrollKey ?? ''] ?? 0;
-      if (y > 0) e.scrollTop = y;
-    }
-    if ((scroll.page ?? 0) > 0 || window.scrollY > 0) window.scrollTo(0, scroll.page ?? 0);
-  }
-
-  function render(message: HostMessage, t0: number, fresh = false): void {
-    // Re-rendering replaces the DOM: keep the scroll positions and the focused control, and what
-    // the user is typing in a field (a budget not yet committed) unless the new snapshot changed it.
-    const active = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.key : undefined;
-    const requested = fresh ? focusNext : undefined;
+  function render(message: HostMessage, t0: number, fresh = false, asked?: string): void {
+    // Re-rendering replaces the DOM: keep the reader's place (the element in view and the focused
+    // control, place.ts), and what the user is typing in a field (a budget not yet committed)
+    // unless the new snapshot changed it.
+    const requested = fresh ? focusNext : asked;
     if (fresh) focusNext = undefined;
     const typing = document.activeElement instanceof HTMLInputElement && document.activeElement.type === 'text' ? document.activeElement : undefined;
-    const typed = typing && typing.value !== typing.defaultValue ? { value: typing.value, initial: typing.defaultValue, start: typing.selectionStart, end: typing.selectionEnd } : undefined;
-    const scroll = readScroll();
+    const typed = typing && typing.value !== typing.defaultValue ? { value: typing.value, initial: typing.defaultValue, start: typing.selectionStart, end: typing.selectionEnd, key: typing.dataset.key } : undefined;
+    const place = readPlace(root);
     let seq: number;
     if (message.type === 'snapshot') {
       seq = message.snapshot.seq;
@@ -112,22 +104,15 @@ function start(): void {
       seq = message.seq;
       renderError(root, message.message, ctx);
     }
-    // A control asked for after Reset or Apply wins when it exists; else the focused one is kept.
-    const wanted = requested && root.querySelector(`[data-key="${CSS.escape(requested)}"]`) ? requested : active;
-    if (wanted) {
-      const next = root.querySelector<HTMLElement>(`[data-key="${CSS.escape(wanted)}"]`);
-      next?.focus({ preventScroll: wanted === active });
-      if (typed && next instanceof HTMLInputElement && next.defaultValue === typed.initial) {
-        next.value = typed.value;
-        next.setSelectionRange(typed.start, typed.end);
-      }
-    }
-    if (!restoredScroll && message.type === 'snapshot') {
-      // The first snapshot after a reload goes back to where the user was.
-      restoredScroll = true;
-      applyScroll(ui.scroll);
-    } else {
-      applyScroll(scroll);
+    markScrollRegions(root);
+    // The first snapshot after a reload goes back to where the user was.
+    const reload = !restoredScroll && message.type === 'snapshot';
+    if (reload) restoredScroll = true;
+    restorePlace(root, place, { focusKey: requested, scroll: reload ? ui.scroll : undefined });
+    const next = document.activeElement;
+    if (typed && next instanceof HTMLInputElement && next.dataset.key === typed.key && next.defaultValue === typed.initial) {
+      next.value = typed.value;
+      next.setSelectionRange(typed.start, typed.end);
     }
     // Measuring the bar's labels forces the layout, so the measured time includes it, as the user would wait for it.
     fitBarLabels(root);
@@ -149,6 +134,13 @@ function start(): void {
     current = message;
     render(message, t0, true);
     announcer.say(announcement(message, previous));
+  });
+
+  // A resized panel changes which tables scroll sideways.
+  let resizeFrame = 0;
+  window.addEventListener('resize', () => {
+    cancelAnimationFrame(resizeFrame);
+    resizeFrame = requestAnimationFrame(() => markScrollRegions(root));
   });
 
   // Scroll events of the page and of the columns (captured: they do not bubble), saved at most

@@ -14,7 +14,7 @@ import { commitOnIntent } from './commit';
 import { append, button, el, srOnly } from './dom';
 import type { Child } from './dom';
 import { basename, describeReason, fmt, fmtChars, fmtScore, pct, plural } from './format';
-import { appendVisibleText, visibleNode, visibleString } from './hiddenChars';
+import { appendVisibleText, breakableNode, visibleNode, visibleString } from './hiddenChars';
 import { budgetEditor, compareColumns, compareError, comparePicker, compareSection, whatIfActions, whatIfBanner } from './variant';
 import type { Widgets } from './variant';
 import type { RenderContext } from './context';
@@ -50,17 +50,18 @@ function where(loc: SourceLocation): string {
 }
 
 /** A link-styled button that asks the host to reveal `loc`; plain text when there is no location. */
-function revealButton(ctx: RenderContext, text: string, loc: SourceLocation | undefined, what: string, cls = 'link'): HTMLElement {
+function revealButton(ctx: RenderContext, text: string, loc: SourceLocation | undefined, what: string, key: string, cls = 'link'): HTMLElement {
   // Ids and names come from fixtures: a zero-width character must not make two look the same.
-  if (!loc) return el('span', { class: `${cls} no-loc` }, visibleNode(text));
+  if (!loc) return el('span', { class: `${cls} no-loc` }, breakableNode(text));
   // The accessible name starts with the visible text (WCAG "label in name"), then says what a click does.
   const shown = visibleString(text);
   const b = button('', () => ctx.post({ type: 'revealSource', path: loc.path, line: loc.line }), {
     class: cls,
     label: `${shown}, reveal ${visibleString(what)} at ${visibleString(where(loc))}`,
-    attrs: { title: `Reveal ${visibleString(what)} at ${visibleString(where(loc))}` },
+    // The key names the same link in the next render, so that it keeps focus across refreshes.
+    attrs: { title: `Reveal ${visibleString(what)} at ${visibleString(where(loc))}`, 'data-key': `reveal-${key}` },
   });
-  b.appendChild(visibleNode(text));
+  b.appendChild(breakableNode(text));
   return b;
 }
 
@@ -75,9 +76,41 @@ function section(ctx: RenderContext, id: string, title: string, extra: Child, bo
   // The arrow is decoration (aria-expanded says it): out of the heading's accessible name.
   toggle.append(el('span', { class: 'toggle-arrow', attrs: { 'aria-hidden': 'true' } }, open ? '▾' : '▸'), title);
   const head = el('div', { class: 'section-head' }, el('h2', { attrs: { id: `sec-${id}-title` } }, toggle), extra);
-  const sec = el('section', { class: `section${open ? '' : ' collapsed'}`, attrs: { id: `sec-${id}`, 'aria-labelledby': `sec-${id}-title` } }, head);
+  const sec = el('section', { class: `section${open ? '' : ' collapsed'}`, attrs: { id: `sec-${id}`, 'aria-labelledby': `sec-${id}-title`, 'data-anchor': `sec-${id}` } }, head);
   if (open) sec.appendChild(el('div', { class: 'section-body', attrs: { id: bodyId } }, ...body()));
   return sec;
+}
+
+/**
+ * The frame of a table that may be wider than a narrow panel: it scrolls sideways on its own.
+ * `markScrollRegions` makes a frame that does scroll reachable by keyboard.
+ */
+function tableWrap(name: string, table: HTMLTableElement): HTMLElement {
+  return el('div', { class: 'table-wrap', attrs: { 'data-anchor': `wrap-${name}` } }, table);
+}
+
+/**
+ * A frame whose table is wider than it gets `tabindex=0`, so that the arrow keys scroll it, and
+ * is named as a region after its table's caption; a frame that fits is not a tab stop. Run after
+ * every render and when the panel is resized (the widths are real only after layout).
+ */
+export function markScrollRegions(root: HTMLElement): void {
+  for (const wrap of Array.from(root.querySelectorAll<HTMLElement>('.table-wrap'))) {
+    const scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
+    if (scrolls === wrap.hasAttribute('tabindex')) continue;
+    if (scrolls) {
+      const caption = wrap.querySelector('caption')?.textContent ?? 'Table';
+      wrap.setAttribute('tabindex', '0');
+      wrap.setAttribute('role', 'region');
+      wrap.setAttribute('aria-label', `${caption} (scrolls sideways)`);
+      wrap.classList.add('scrolls');
+    } else {
+      wrap.removeAttribute('tabindex');
+      wrap.removeAttribute('role');
+      wrap.removeAttribute('aria-label');
+      wrap.classList.remove('scrolls');
+    }
+  }
 }
 
 function badge(text: string, cls: string, title?: string): HTMLSpanElement {
@@ -373,12 +406,12 @@ function slotsSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): H
       tbody.appendChild(
         el(
           'tr',
-          { attrs: { 'data-slot': name } },
+          { attrs: { 'data-slot': name, 'data-anchor': `slot-row-${name}` } },
           el(
             'th',
             { attrs: { scope: 'row' } },
             coloured ? el('span', { class: `swatch seg-slot ${slotColour(line?.kind ?? t?.kind)}`, attrs: { 'aria-hidden': 'true' } }) : null,
-            revealButton(ctx, name, loc.slot(name), `slot ${name}`),
+            revealButton(ctx, name, loc.slot(name), `slot ${name}`, `slot-${name}`),
             line?.required ? badge('required', 'neutral', 'Never dropped to fit the request') : null,
           ),
           el('td', null, line?.kind ?? t?.kind ?? ''),
@@ -407,7 +440,7 @@ function slotsSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): H
         ),
       ),
     );
-    return [el('div', { class: 'table-wrap' }, table)];
+    return [tableWrap('slots', table)];
   });
 }
 
@@ -425,25 +458,25 @@ function findingsSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement | 
     .join(' · ');
   return section(ctx, 'findings', 'Findings', el('span', { class: counts.error > 0 ? 'over-text' : 'muted' }, label), () => {
     const list = el('ul', { class: 'findings' });
-    for (const f of items) {
+    items.forEach((f, i) => {
       const msg = el('span', { class: 'finding-message' });
       appendVisibleText(msg, f.message);
       list.appendChild(
         el(
           'li',
-          { class: `finding sev-${f.severity}` },
+          { class: `finding sev-${f.severity}`, attrs: { 'data-anchor': `finding-${i}` } },
           el(
             'div',
             { class: 'finding-head' },
             badge(f.severity, `sev sev-${f.severity}`),
             el('code', { class: 'rule' }, f.rule),
             el('span', { class: 'spacer' }),
-            revealButton(ctx, where(f.location), f.location, `finding ${f.rule}`, 'link loc'),
+            revealButton(ctx, where(f.location), f.location, `finding ${f.rule}`, `finding-${i}`, 'link loc'),
           ),
           msg,
         ),
       );
-    }
+    });
     const out: Child[] = [list];
     if (total > items.length) out.push(el('p', { class: 'muted' }, `${total - items.length} more not shown; see the Problems panel.`));
     return out;
@@ -454,8 +487,11 @@ function findingsSection(s: PreviewSnapshot, ctx: RenderContext): HTMLElement | 
 // Kept and omitted items
 // ---------------------------------------------------------------------------
 
-/** A table cut to ROW_LIMIT rows unless the user chose "show all" for it. */
-function limitedRows<T>(ctx: RenderContext, tableId: string, rows: readonly T[]): { shown: readonly T[]; more: Child } {
+/**
+ * A table cut to ROW_LIMIT rows unless the user chose "show all" for it. After "Show all", whose
+ * button goes away, focus moves to the first row it brought, by the key `focusKey` gives that row.
+ */
+function limitedRows<T>(ctx: RenderContext, tableId: string, rows: readonly T[], focusKey?: (row: T) => string): { shown: readonly T[]; more: Child } {
   const all = ctx.ui.allRows.includes(tableId);
   if (all || rows.length <= ROW_LIMIT) return { shown: rows, more: null };
   const more = el(
@@ -464,7 +500,7 @@ function limitedRows<T>(ctx: RenderContext, tableId: string, rows: readonly T[])
     `Showing ${fmt(ROW_LIMIT)} of ${fmt(rows.length)} rows. `,
     button(`Show all ${fmt(rows.length)}`, () => {
       ctx.ui.allRows.push(tableId);
-      ctx.changed();
+      ctx.changed(focusKey ? focusKey(rows[ROW_LIMIT]) : `wrap-${tableId}`);
     }, { class: 'secondary small', attrs: { 'data-key': `all-${tableId}` } }),
   );
   return { shown: rows.slice(0, ROW_LIMIT), more };
@@ -475,27 +511,36 @@ function placementCell(p: 'start' | 'middle' | 'end'): HTMLElement {
   return el('td', { class: `placement place-${p}` }, pips, p);
 }
 
+/** Names of a kept or an omitted item's row and link, the same in every render of the item. */
+function keptKey(r: { slot: string; id: string }): string {
+  return `kept-${r.slot}-${r.id}`;
+}
+
+function omittedKey(o: { slot: string; id: string }): string {
+  return `omitted-${o.slot}-${o.id}`;
+}
+
 function keptSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): HTMLElement | undefined {
   const { trace } = s.result;
   if (trace.retained.length === 0) return undefined;
   const middle = trace.retained.filter((r) => r.placement === 'middle').length;
   return section(ctx, 'kept', 'Kept items', el('span', { class: 'muted' }, `${fmt(trace.retained.length)} kept${middle ? ` · ${middle} in the middle of a slot` : ''}`), () => {
-    const { shown, more } = limitedRows(ctx, 'kept', trace.retained);
+    const { shown, more } = limitedRows(ctx, 'kept', trace.retained, (r) => `reveal-${keptKey(r)}`);
     const table = el('table', { class: 'grid-table kept-table' });
     table.appendChild(el('caption', { class: 'sr-only' }, 'Kept items in final order, with where each landed in its slot'));
     table.appendChild(el('thead', null, el('tr', null, ...['Slot', '#', 'Item', 'Tokens', 'Score', 'Placement'].map((h, i) => el('th', { class: i === 1 || i === 3 || i === 4 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
     const tbody = el('tbody');
     for (const r of shown) {
-      const itemCell = el('td', null, revealButton(ctx, r.id, loc.item(r.slot, r.id), `item ${r.id}`));
+      const itemCell = el('td', null, revealButton(ctx, r.id, loc.item(r.slot, r.id), `item ${r.id}`, keptKey(r)));
       if (r.merged && r.merged.length > 0) itemCell.appendChild(badge(`+${r.merged.length} merged`, 'neutral', `Merged duplicates: ${r.merged.join(', ')}`));
       if (r.conflicts_with?.length) itemCell.appendChild(badge(`conflicts with ${visibleString(r.conflicts_with.join(', '))}`, 'warn', 'Its envelope names the items it disagrees with (see Conflicts)'));
       for (const why of r.reasons ?? []) itemCell.appendChild(badge(visibleString(why), 'neutral reason', reasonSentence(s, why)));
       tbody.appendChild(
-        el('tr', { attrs: { 'data-item': r.id } }, el('td', null, visibleNode(r.slot)), el('td', { class: 'num' }, String(r.position + 1)), itemCell, el('td', { class: 'num' }, fmt(r.tokens)), el('td', { class: 'num' }, fmtScore(r.score)), placementCell(r.placement)),
+        el('tr', { attrs: { 'data-item': r.id, 'data-anchor': `row-${keptKey(r)}` } }, el('td', null, visibleNode(r.slot)), el('td', { class: 'num' }, String(r.position + 1)), itemCell, el('td', { class: 'num' }, fmt(r.tokens)), el('td', { class: 'num' }, fmtScore(r.score)), placementCell(r.placement)),
       );
     }
     table.appendChild(tbody);
-    return [el('div', { class: 'table-wrap' }, table), more];
+    return [tableWrap('kept', table), more];
   });
 }
 
@@ -503,7 +548,7 @@ function omittedSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations):
   const { trace } = s.result;
   if (trace.omitted.length === 0) return undefined;
   return section(ctx, 'omitted', 'Omitted items', el('span', { class: 'warn-text' }, `${fmt(trace.omitted.length)} omitted`), () => {
-    const { shown, more } = limitedRows(ctx, 'omitted', trace.omitted);
+    const { shown, more } = limitedRows(ctx, 'omitted', trace.omitted, (o) => `reveal-${omittedKey(o)}`);
     const table = el('table', { class: 'grid-table omitted-table' });
     table.appendChild(el('caption', { class: 'sr-only' }, 'Omitted items with the reason each was left out'));
     table.appendChild(el('thead', null, el('tr', null, ...['Slot', 'Item', 'Tokens', 'Reason'].map((h, i) => el('th', { class: i === 2 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
@@ -512,16 +557,16 @@ function omittedSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations):
       tbody.appendChild(
         el(
           'tr',
-          { attrs: { 'data-item': o.id } },
+          { attrs: { 'data-item': o.id, 'data-anchor': `row-${omittedKey(o)}` } },
           el('td', null, visibleNode(o.slot)),
-          el('td', null, revealButton(ctx, o.id, loc.item(o.slot, o.id), `item ${o.id}`)),
+          el('td', null, revealButton(ctx, o.id, loc.item(o.slot, o.id), `item ${o.id}`, omittedKey(o))),
           el('td', { class: 'num' }, fmt(o.tokens)),
           el('td', { class: 'reason' }, el('span', null, visibleNode(reasonSentence(s, o.reason))), ' ', el('code', { class: 'reason-code' }, visibleNode(o.reason))),
         ),
       );
     }
     table.appendChild(tbody);
-    return [el('div', { class: 'table-wrap' }, table), more];
+    return [tableWrap('omitted', table), more];
   });
 }
 
@@ -560,16 +605,16 @@ function neutralisedSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locatio
       tbody.appendChild(
         el(
           'tr',
-          null,
+          { attrs: { 'data-anchor': `row-neutralised-${n.slot}-${n.id ?? ''}-${n.offset}` } },
           el('td', null, visibleNode(n.slot)),
-          el('td', null, n.id ? revealButton(ctx, n.id, loc.item(n.slot, n.id), `item ${n.id}`) : '—'),
+          el('td', null, n.id ? revealButton(ctx, n.id, loc.item(n.slot, n.id), `item ${n.id}`, `neutralised-${n.slot}-${n.id}-${n.offset}`) : '—'),
           el('td', { class: 'num' }, fmt(n.offset)),
           el('td', { class: 'reason' }, el('code', { class: 'reason-code' }, visibleNode(n.sequence)), ' ', el('span', null, n.kind.replace(/-/g, ' ') + (n.field ? ' (metadata)' : ''))),
         ),
       );
     }
     table.appendChild(tbody);
-    return [el('div', { class: 'table-wrap' }, table), more];
+    return [tableWrap('neutralised', table), more];
   });
 }
 
@@ -617,7 +662,7 @@ function isSeparator(p: MessagePart): boolean {
  * their own. Untrusted text is tinted and outlined as data; envelopes, as separate parts or inside
  * the item's one part, are dimmed as markup. Stops after `limit` characters.
  */
-function renderParts(body: HTMLElement, parts: readonly MessagePart[], limit: number, ctx: RenderContext, loc: Locations): void {
+function renderParts(body: HTMLElement, parts: readonly MessagePart[], limit: number, ctx: RenderContext, loc: Locations, key: string): void {
   let left = limit;
   let atLineStart = true;
   // A block's boundary is a line break: it stands for the newline the next part starts with.
@@ -652,10 +697,10 @@ function renderParts(body: HTMLElement, parts: readonly MessagePart[], limit: nu
     const endsLine = last.endsWith('\n') || next === undefined || next.text.startsWith('\n');
     const block: boolean = atLineStart && endsLine;
     const cls = `${block ? 'item' : 'slot-inline'}${untrusted ? ' untrusted' : ''}`;
-    const container = el(block ? 'div' : 'span', { class: cls, attrs: { 'data-slot': p.slot, 'data-item': p.itemId } });
+    const container = el(block ? 'div' : 'span', { class: cls, attrs: { 'data-slot': p.slot, 'data-item': p.itemId, 'data-anchor': block ? `${key}-${p.slot}-${p.itemId ?? ''}` : undefined } });
     if (block) {
       const head = el('div', { class: 'item-head' }, el('span', { class: 'slot-name' }, visibleNode(p.slot)));
-      if (p.itemId) head.appendChild(revealButton(ctx, p.itemId, loc.item(p.slot, p.itemId), `item ${p.itemId}`, 'link item-id'));
+      if (p.itemId) head.appendChild(revealButton(ctx, p.itemId, loc.item(p.slot, p.itemId), `item ${p.itemId}`, `${key}-${p.slot}-${p.itemId}`, 'link item-id'));
       if (untrusted) head.appendChild(badge('untrusted data', 'untrusted', 'Content from an untrusted source: the model is told to treat it as data'));
       container.appendChild(head);
     } else if (untrusted) {
@@ -699,10 +744,10 @@ function messageItem(m: RenderedMessage, index: number, ctx: RenderContext, loc:
     el('span', { class: 'muted' }, `#${index + 1} · ${fmtChars(m.content.length)}`),
     untrustedItems > 0 ? badge(`${plural(untrustedItems, 'untrusted item')}`, 'untrusted subtle') : null,
     el('span', { class: 'spacer' }),
-    loc.message(index) ? revealButton(ctx, `template line ${(loc.message(index)?.line ?? 0) + 1}`, loc.message(index), `the ${m.role} message`, 'link loc') : null,
+    loc.message(index) ? revealButton(ctx, `template line ${(loc.message(index)?.line ?? 0) + 1}`, loc.message(index), `the ${m.role} message`, key, 'link loc') : null,
   );
   const body = el('div', { class: 'msg-body' });
-  if (m.parts.length > 0) renderParts(body, m.parts, limit, ctx, loc);
+  if (m.parts.length > 0) renderParts(body, m.parts, limit, ctx, loc, key);
   else appendVisibleText(body, cut(m.content, limit));
   const shownAll = total <= BODY_LIMIT && m.content.length <= BODY_LIMIT;
   let more: Child = null;
@@ -717,7 +762,7 @@ function messageItem(m: RenderedMessage, index: number, ctx: RenderContext, loc:
       }, { class: 'secondary small', attrs: { 'data-key': `expand-${key}`, 'aria-expanded': String(expanded) } }),
     );
   }
-  return el('li', { class: `msg role-${m.role}`, attrs: { 'data-role': m.role } }, head, body, more);
+  return el('li', { class: `msg role-${m.role}`, attrs: { 'data-role': m.role, 'data-anchor': key } }, head, body, more);
 }
 
 function messagesSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): HTMLElement {
@@ -737,7 +782,7 @@ function messagesSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations)
 // ---------------------------------------------------------------------------
 
 /** What the what-if and compare views (variant.ts) reuse of this renderer. */
-const WIDGETS: Widgets = { section, badge, messageItem };
+const WIDGETS: Widgets = { section, badge, messageItem, tableWrap };
 
 export function renderSnapshot(root: HTMLElement, s: PreviewSnapshot, ctx: RenderContext): void {
   const loc = indexLocations(s);

@@ -33,6 +33,7 @@ export interface Widgets {
   section(ctx: RenderContext, id: string, title: string, extra: Child, body: () => Child[]): HTMLElement;
   badge(text: string, cls: string, title?: string): HTMLSpanElement;
   messageItem(m: RenderedMessage, index: number, ctx: RenderContext, loc: Locations, keyPrefix?: string): HTMLElement;
+  tableWrap(name: string, table: HTMLTableElement): HTMLElement;
 }
 
 /** No locations: the items of another fixture than the snapshot's have none. */
@@ -330,7 +331,7 @@ export function compareSection(c: PreviewComparison, ctx: RenderContext, w: Widg
     }
     slots.appendChild(sb);
 
-    const out: Child[] = [sides, el('div', { class: 'table-wrap' }, totals), el('div', { class: 'table-wrap' }, slots)];
+    const out: Child[] = [sides, w.tableWrap('compare-totals', totals), w.tableWrap('compare-slots', slots)];
     const items = itemChanges(d, 'only in A', 'only in B');
     if (items) out.push(el('h3', null, 'Kept by one side only'), items);
     const f = d.first_difference;

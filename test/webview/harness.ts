@@ -101,13 +101,18 @@ export interface Panel {
 export interface OpenOptions {
   theme?: ThemeName;
   viewport?: { width: number; height: number };
+  /**
+   * Device pixels per CSS pixel. VS Code's zoom works like the browser's: at 200 % a panel of
+   * 1200 × 800 screen pixels is a viewport of 600 × 400 CSS pixels drawn at a scale of 2.
+   */
+  deviceScaleFactor?: number;
   /** What `getState()` returns, as after a reload of VS Code. */
   state?: PersistedPreviewState;
 }
 
 /** Opens the host page in a fresh browser context, with the fake VS Code API installed first. */
 export async function openPanel(browser: Browser, server: HostServer, options: OpenOptions = {}): Promise<Panel> {
-  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1200, height: 900 }, deviceScaleFactor: 1 });
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1200, height: 900 }, deviceScaleFactor: options.deviceScaleFactor ?? 1 });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));

@@ -588,7 +588,7 @@ describe('security', () => {
     await panel.post({ type: 'snapshot', snapshot: withSeq(buildSnapshot(), 1) });
     await panel.page.evaluate(() => {
       const div = document.createElement('div');
-      div.innerHTML = '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" onload="window.__xss=(window.__xss||0)+1"><img src="https://example.invalid/x.png">';
+      div.innerHTML = '<img src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7" onload="window.__xss=(window.__xss||0)+1"><img src="https://example.invalid/x.png">';
       document.body.appendChild(div);
     });
     await panel.page.waitForFunction(() => window.__violations.length >= 2, undefined, { timeout: 5_000 });
