@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { argOptions } from './options';
 import { checkCitations } from '../lib/evidence';
 import type { CitedAnswer } from '../lib/evidence';
 import { ValidateRequestSchema, firstIssue } from '../service/schema';
@@ -35,9 +36,9 @@ function readJson(io: Io, file: string, what: string): unknown {
 }
 
 export function citeCheck(args: string[], io: Io): number {
-  let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: { trace: { type: 'string' }; format: { type: 'string' }; strict: { type: 'boolean' } } }>>;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: ReturnType<typeof argOptions<'cite-check'>> }>>;
   try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { trace: { type: 'string' }, format: { type: 'string' }, strict: { type: 'boolean' } } });
+    parsed = parseArgs({ args, allowPositionals: true, options: argOptions('cite-check') });
   } catch (e) {
     io.err(`ctxlens cite-check: ${(e as Error).message}\n\nUsage: ${CITE_CHECK_USAGE}\n`);
     return 2;

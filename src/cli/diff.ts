@@ -8,6 +8,7 @@
  */
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
+import { argOptions } from './options';
 import type { ContextConfig } from '../core/config/schema';
 import type { FixtureDoc } from '../core/types';
 import { classifyFile } from '../core/analyze';
@@ -90,7 +91,7 @@ export function diffCmd(args: string[], io: Io): number {
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
-      options: { fixture: { type: 'string', multiple: true }, model: { type: 'string', multiple: true }, budget: { type: 'string', multiple: true }, format: { type: 'string' } },
+      options: argOptions('diff'),
     });
     if (positionals.length !== 1) throw new CommandUsageError('diff takes one template path', DIFF_USAGE);
     const format = oneOf(values.format, ['text', 'json'] as const, '--format', 'text', DIFF_USAGE);

@@ -11,6 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { argOptions } from './options';
 import { DiskFileHost, toPosix } from '../node/fileHost';
 import { LineIndex } from '../core/text/lineIndex';
 import { evalHtml, evalJson, evalText, isEvalFile, parseEval, runEval } from '../core/eval';
@@ -97,14 +98,7 @@ export function evalCmd(args: string[], io: Io): number {
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
-      options: {
-        format: { type: 'string' },
-        out: { type: 'string' },
-        ablate: { type: 'boolean' },
-        ablation: { type: 'string', multiple: true },
-        model: { type: 'string' },
-        'requests-per-day': { type: 'string' },
-      },
+      options: argOptions('eval'),
     });
     const format = oneOf(values.format, ['text', 'json', 'html'] as const, '--format', 'text', EVAL_USAGE);
     let rate: number | undefined;

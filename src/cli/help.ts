@@ -1,8 +1,10 @@
 /**
- * `ctxlens <command> --help`: the command's usage line from the main help text, its options one
- * per line, and exit 0. The usage lines of the main help are the one source, so a command's help
- * cannot drift from the summary.
+ * `ctxlens <command> --help`: the command's usage line from the main help text, every option it
+ * accepts with one line each (from the same table its argument parser reads, options.ts), and
+ * exit 0.
  */
+import { COMMAND_OPTIONS, optionLines } from './options';
+import type { CommandName } from './options';
 
 const NOTES: Readonly<Record<string, string>> = {
   check: 'Checks templates, context configs and fixtures (the folder by default) and prints every finding.',
@@ -19,19 +21,28 @@ const NOTES: Readonly<Record<string, string>> = {
   models: 'Lists the models the registry knows (built-in data, model files, the config\'s models:), with window, output limit, tokenizer, price, source, as-of date and lifecycle. QUERY filters by name or provider.',
 };
 
-/** The help of one command, or undefined when the main help has no usage line for it. */
-export function commandHelp(mainHelp: string, command: string): string | undefined {
+/**
+ * The help of one command, or undefined when the main help has no usage line for it. The options
+ * are the command's own table (options.ts), every option it accepts with one line each; a command
+ * without a table (`serve`, whose options live with the service) lists the flags of its full usage.
+ */
+export function commandHelp(mainHelp: string, command: string, fullUsage?: string): string | undefined {
   const lines = mainHelp.split('\n').filter((l) => l.startsWith(`  ctxlens ${command} `) || l === `  ctxlens ${command}`);
   if (lines.length === 0) return undefined;
-  const options: string[] = [];
-  for (const l of lines) {
-    for (const m of l.matchAll(/(?<=[\s[])(--[a-z][a-z-]*|-[a-z])(?![a-z-])(?: ([A-Za-z0-9_|,.%:-]+(?:\|[A-Za-z0-9_.-]+)*))?/g)) {
-      const flag = m[2] && !m[2].startsWith('-') ? `${m[1]} ${m[2]}` : m[1];
-      if (!options.includes(flag)) options.push(flag);
+  let optionText: string[];
+  if (Object.prototype.hasOwnProperty.call(COMMAND_OPTIONS, command)) optionText = optionLines({ ...COMMAND_OPTIONS[command as CommandName], help: { type: 'boolean', short: 'h', help: 'this help' } });
+  else {
+    const flags: string[] = [];
+    for (const l of (fullUsage ?? lines.join('\n')).split('\n')) {
+      for (const m of l.matchAll(/(?<=[\s[])(--[a-z][a-z-]*|-[a-z])(?![a-z-])(?: ([A-Za-z0-9_|,.%:/-]+(?:\|[A-Za-z0-9_.-]+)*))?/g)) {
+        const flag = m[2] && !m[2].startsWith('-') ? `${m[1]} ${m[2]}` : m[1];
+        if (!flags.includes(flag)) flags.push(flag);
+      }
     }
+    optionText = [...flags.map((f) => `  ${f}`), '  -h, --help  this help'];
   }
-  let out = `Usage:\n${lines.join('\n')}\n`;
+  let out = `Usage:\n${fullUsage ? `  ${fullUsage}` : lines.join('\n')}\n`;
   if (NOTES[command]) out += `\n${NOTES[command]}\n`;
-  out += `\nOptions:\n${options.map((o) => `  ${o}`).join('\n')}${options.length ? '\n' : ''}  -h, --help  this help\n`;
+  out += `\nOptions:\n${optionText.join('\n')}\n`;
   return out;
 }

@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { argOptions } from './options';
 import { analyzeConfig, analyzeTemplate, checkFiles, checkOrder, classifyFile } from '../core/analyze';
 import type { FileHost } from '../core/host';
 import type { BudgetReport, Finding } from '../core/types';
@@ -20,7 +21,7 @@ import { SAMPLE_FIXTURE } from '../core/sample';
 import { DiskFileHost, SnapshotFileHost, toPosix } from '../node/fileHost';
 import { toSarif } from './sarif';
 import { autoJobs, canStartWorkers, checkFilesInParallel, isCheckWorker, serveCheckWorker } from './checkParallel';
-import { serve } from './serve';
+import { SERVE_USAGE, serve } from './serve';
 import { citeCheck } from './citeCheck';
 import { evalCmd } from './eval';
 import { templateCachePrefix } from '../core/eval';
@@ -90,7 +91,7 @@ export function run(argv: string[], io: Io): number | Promise<number> {
     // `ctxlens <command> --help` (or -h) prints that command's usage and options.
     const helpAt = rest.findIndex((a) => a === '--help' || a === '-h' || a === '--');
     if (command && helpAt >= 0 && rest[helpAt] !== '--') {
-      const help = commandHelp(HELP, command);
+      const help = commandHelp(HELP, command, command === 'serve' ? SERVE_USAGE : undefined);
       if (help) {
         io.out(help);
         return 0;
@@ -177,7 +178,7 @@ function check(args: string[], io: Io): number | Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string' }, 'max-warnings': { type: 'string' }, model: { type: 'string' }, jobs: { type: 'string' } },
+    options: argOptions('check'),
   });
   const format = oneOf(values.format, ['text', 'json', 'sarif'] as const, '--format', 'text');
   let maxWarnings = -1;
@@ -277,7 +278,7 @@ function count(args: string[], io: Io): number {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { tokenizer: { type: 'string' }, model: { type: 'string' }, format: { type: 'string' }, chat: { type: 'boolean' } },
+    options: argOptions('count'),
   });
   const format = oneOf(values.format, ['text', 'json'] as const, '--format', 'text');
   if (values.tokenizer && values.model) throw new UsageError('use --tokenizer or --model, not both');
@@ -344,7 +345,7 @@ function count(args: string[], io: Io): number {
 // ---------------------------------------------------------------------------
 
 function budget(args: string[], io: Io): number {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { format: { type: 'string' }, model: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: argOptions('budget') });
   const format = oneOf(values.format, ['text', 'json'] as const, '--format', 'text');
   if (positionals.length !== 1) throw new UsageError('budget takes one config or template path');
   const file = abs(io, positionals[0]);
@@ -434,7 +435,7 @@ function assembleCmd(args: string[], io: Io): number {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { fixture: { type: 'string' }, format: { type: 'string' }, trace: { type: 'string' }, model: { type: 'string' } },
+    options: argOptions('assemble'),
   });
   const format = oneOf(values.format, REQUEST_FORMATS, '--format', 'openai') as RequestFormat;
   if (positionals.length !== 1) throw new UsageError('assemble takes one template path');
@@ -482,7 +483,7 @@ function assembleCmd(args: string[], io: Io): number {
 // ---------------------------------------------------------------------------
 
 function init(args: string[], io: Io): number {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: 'boolean' }, stdout: { type: 'boolean' }, model: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: argOptions('init') });
   if (positionals.length !== 1) throw new UsageError('init takes one template path');
   const file = abs(io, positionals[0]);
   if (classifyFile(file) !== 'template') throw new UsageError(`'${positionals[0]}' is not a template (.prompt or .prompty)`);

@@ -4,6 +4,7 @@
  * `~/.config/context-lens/models.yaml`; docs/models.md).
  */
 import { parseArgs } from 'node:util';
+import { argOptions } from './options';
 import type { ModelInfo } from '../core/types';
 import { listModels, modelFiles, resolveModel } from '../core/models';
 import { installModelFiles } from '../node/modelFiles';
@@ -86,7 +87,7 @@ function table(rows: Row[]): string {
 }
 
 export function modelsCmd(args: string[], io: Io, usage: (message: string) => Error): number {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { format: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: argOptions('models') });
   const format = values.format ?? 'text';
   if (format !== 'text' && format !== 'json') throw usage('--format must be one of text, json');
   if (positionals.length > 1) throw usage('models takes at most one QUERY');

@@ -12,6 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { argOptions } from './options';
 import type { FileHost } from '../core/host';
 import type { Finding } from '../core/types';
 import type { EvalRun, FailOn, GateOptions, Limit, ReportFinding, RequestRun, TemplatePair, TemplateRun } from '../core/report';
@@ -199,15 +200,7 @@ export function reportCmd(args: string[], io: Io): number {
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
-      options: {
-        base: { type: 'string' },
-        format: { type: 'string' },
-        out: { type: 'string' },
-        'max-token-increase': { type: 'string' },
-        'max-cost-increase': { type: 'string' },
-        'fail-on': { type: 'string', multiple: true },
-        model: { type: 'string' },
-      },
+      options: argOptions('report'),
     });
     if (values.base === undefined || values.base === '') throw new CommandUsageError('report needs --base REF (a branch, tag or commit to compare the working tree with)', REPORT_USAGE);
     const format = oneOf(values.format, ['text', 'json', 'markdown'] as const, '--format', 'text', REPORT_USAGE);

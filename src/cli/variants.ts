@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { argOptions } from './options';
 import { classifyFile } from '../core/analyze';
 import { toAnthropic, toOpenAI } from '../core/export';
 import type { AssemblyResult } from '../core/types';
@@ -42,15 +43,7 @@ export function variantsCmd(args: string[], io: Io): number {
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
-      options: {
-        move: { type: 'string' },
-        positions: { type: 'string' },
-        fixture: { type: 'string' },
-        model: { type: 'string' },
-        provider: { type: 'string' },
-        format: { type: 'string' },
-        out: { type: 'string' },
-      },
+      options: argOptions('variants'),
     });
     if (positionals.length !== 1) throw new CommandUsageError('variants takes one template path', VARIANTS_USAGE);
     if (!values.move) throw new CommandUsageError('--move names the item to move (an id from the trace, e.g. ev_0192)', VARIANTS_USAGE);

@@ -121,8 +121,8 @@ describe('ctxlens <command> --help', () => {
 
   it('lists the options of the command', () => {
     const r = ctxlens(['budget', '--help']);
-    expect(r.stdout).toMatch(/^ {2}--model NAME$/m);
-    expect(r.stdout).toMatch(/^ {2}--format text\|json$/m);
+    expect(r.stdout).toMatch(/^ {2}--model NAME {2,}\S/m);
+    expect(r.stdout).toMatch(/^ {2}--format text\|json {2,}output format/m);
   });
 });
 
