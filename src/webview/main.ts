@@ -114,12 +114,21 @@ function start(): void {
       next.value = typed.value;
       next.setSelectionRange(typed.start, typed.end);
     }
+    stickyTop();
     // Measuring the bar's labels forces the layout, so the measured time includes it, as the user would wait for it.
     fitBarLabels(root);
     void document.body.offsetHeight;
     const ms = performance.now() - t0;
     document.body.dataset.renderedSeq = String(seq);
     window.dispatchEvent(new CustomEvent('contextlens:rendered', { detail: { seq, ms } }));
+  }
+
+  /** The toolbar's height while it sticks to the top, as the page's scroll padding (style.css). */
+  function stickyTop(): void {
+    const bar = root.querySelector<HTMLElement>('.toolbar');
+    const sticks = bar !== null && getComputedStyle(bar).position === 'sticky';
+    if (sticks) document.documentElement.style.setProperty('--sticky-top', `${bar.offsetHeight + 8}px`);
+    else document.documentElement.style.removeProperty('--sticky-top');
   }
 
   window.addEventListener('message', (event: MessageEvent<unknown>) => {
@@ -140,7 +149,10 @@ function start(): void {
   let resizeFrame = 0;
   window.addEventListener('resize', () => {
     cancelAnimationFrame(resizeFrame);
-    resizeFrame = requestAnimationFrame(() => markScrollRegions(root));
+    resizeFrame = requestAnimationFrame(() => {
+      markScrollRegions(root);
+      stickyTop();
+    });
   });
 
   // Scroll events of the page and of the columns (captured: they do not bubble), saved at most

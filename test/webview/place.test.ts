@@ -281,3 +281,44 @@ describe('the reader\'s place across a refresh with a new snapshot', () => {
     expect(focused).toBe(still.at(-1));
   });
 });
+
+describe('200 % zoom: the toolbar and Shift+Tab', () => {
+  const ZOOMED: ReadonlyArray<{ name: string } & OpenOptions> = [
+    ...LAYOUTS.slice(2),
+    // A tall panel at 200 %: the toolbar still sticks, and what Tab reaches stops below it.
+    { name: '200 % zoom, tall panel', viewport: { width: 700, height: 900 }, deviceScaleFactor: 2 },
+  ];
+  for (const layout of ZOOMED) {
+    it(`no control reached with Shift+Tab is hidden under the toolbar or out of view, ${layout.name}`, async () => {
+      const panel = await panelWith('sdk-qa', layout);
+      const bar = await panel.page.locator('.toolbar').evaluate((b) => ({ sticky: getComputedStyle(b).position === 'sticky', height: b.getBoundingClientRect().height }));
+      // A short view gets a toolbar that scrolls away; a sticky one takes at most a fifth of a tall view.
+      if (layout.viewport!.height <= 600) expect(bar.sticky).toBe(false);
+      else expect(bar.height).toBeLessThanOrEqual(layout.viewport!.height / 5 + 40);
+      // From the end of the page backwards, through every control.
+      await panel.page.evaluate(() => {
+        const all = Array.from(document.querySelectorAll<HTMLElement>('button, select, input, [tabindex="0"]')).filter((e) => !(e as HTMLButtonElement).disabled && e.getClientRects().length > 0);
+        all[all.length - 1].focus();
+      });
+      const hidden: string[] = [];
+      let steps = 0;
+      for (; steps < 200; steps++) {
+        await panel.page.keyboard.press('Shift+Tab');
+        await painted(panel);
+        const r = await panel.page.evaluate(() => {
+          const a = document.activeElement as HTMLElement | null;
+          if (!a || a === document.body) return null;
+          const box = a.getBoundingClientRect();
+          const t = document.querySelector<HTMLElement>('.toolbar')!;
+          const under = getComputedStyle(t).position === 'sticky' && !t.contains(a) ? t.getBoundingClientRect().bottom : 0;
+          return { key: a.dataset.key ?? a.className, top: box.top, bottom: box.bottom, under, height: window.innerHeight, first: a.dataset.key === 'fixture' };
+        });
+        if (!r) break;
+        if (r.top < r.under - 0.5 || r.bottom > r.height + 0.5 || r.bottom <= r.under) hidden.push(`${r.key}: ${Math.round(r.top)}..${Math.round(r.bottom)} with the toolbar to ${Math.round(r.under)}`);
+        if (r.first) break;
+      }
+      expect(steps).toBeGreaterThan(20);
+      expect(hidden).toEqual([]);
+    });
+  }
+});
