@@ -10,7 +10,9 @@ const watch = process.argv.includes('--watch');
 
 /** @type {Array<import('esbuild').BuildOptions & { entry: string }>} */
 const targets = [
-  { entry: 'src/cli/main.ts', outfile: 'dist/cli.js', platform: 'node', format: 'cjs', banner: { js: '#!/usr/bin/env node' } },
+  // @redis/client (the shared context store of `serve --store`, src/service/redisStore.ts) stays a
+  // runtime dependency outside the bundles: it is required only when --store is given.
+  { entry: 'src/cli/main.ts', outfile: 'dist/cli.js', platform: 'node', format: 'cjs', banner: { js: '#!/usr/bin/env node' }, external: ['@redis/client'] },
   { entry: 'src/server/main.ts', outfile: 'dist/server.js', platform: 'node', format: 'cjs' },
   { entry: 'src/extension/main.ts', outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'] },
   { entry: 'src/webview/main.ts', outfile: 'dist/media/webview.js', platform: 'browser', format: 'iife' },
@@ -46,7 +48,7 @@ const targets = [
     },
   },
   // `ctxlens serve` on its own: node dist/service.js --port 0 --root prompts
-  { entry: 'src/service/main.ts', outfile: 'dist/service.js', platform: 'node', format: 'cjs' },
+  { entry: 'src/service/main.ts', outfile: 'dist/service.js', platform: 'node', format: 'cjs', external: ['@redis/client'] },
   // The service's worker thread (started by dist/cli.js serve and dist/service.js)
   { entry: 'src/service/worker.ts', outfile: 'dist/serviceWorker.js', platform: 'node', format: 'cjs' },
 ];

@@ -4,7 +4,8 @@
 // installed along with chromium, so not for the demo), the native build tools code-server's
 // install needs (libkrb5-dev, pkg-config, make, g++, python3), and the pinned code-server + Node 24 in
 // .cache/code-server/ (see scripts/code-server.mjs), and Python's jinja2 as the oracle of the Jinja
-// differential tests. Called by `npm test` (scripts/test.mjs) and by
+// differential tests, and Debian's redis-server and nginx for the service's multi-replica test
+// (test/service/replicas.test.ts: a shared context store behind a round-robin proxy). Called by `npm test` (scripts/test.mjs) and by
 // `npm start` (without chromium). Usage: node scripts/prereqs.mjs [--no-chromium]
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -18,11 +19,13 @@ function onPath(cmd) {
   return (process.env.PATH ?? '').split(delimiter).some((d) => d && existsSync(join(d, cmd)));
 }
 
-/** Debian packages still missing for what is asked: chromium, neovim, and the build tools if code-server must be built. */
-export function missingAptPackages({ chromium = true, neovim = chromium, codeServerBuild = !isCodeServerInstalled() } = {}) {
+/** Debian packages still missing for what is asked: chromium, neovim, redis-server and nginx, and the build tools if code-server must be built. */
+export function missingAptPackages({ chromium = true, neovim = chromium, replicas = chromium, codeServerBuild = !isCodeServerInstalled() } = {}) {
   const missing = [];
   if (chromium && !existsSync(CHROMIUM)) missing.push('chromium');
   if (neovim && !onPath('nvim')) missing.push('neovim');
+  if (replicas && !existsSync('/usr/bin/redis-server')) missing.push('redis-server');
+  if (replicas && !existsSync('/usr/sbin/nginx')) missing.push('nginx');
   if (codeServerBuild) {
     if (!existsSync('/usr/include/krb5.h') && !existsSync('/usr/include/krb5/krb5.h')) missing.push('libkrb5-dev');
     if (!onPath('pkg-config')) missing.push('pkg-config');

@@ -4,8 +4,9 @@
  * (`POST /v1/validate`). It runs where the work is done: in the service's worker threads
  * (worker.ts, so that the thread that accepts connections only moves bytes and `/healthz` answers
  * while assemblies run), or in the serving thread itself when the service is embedded without
- * workers. The `context_id` evidence cache stays with the server (one per instance): a validation
- * by `context_id` asks for the evidence (`need`) and is resumed with it.
+ * workers. The `context_id` store stays with the server (store.ts: per instance, or shared on
+ * Redis): a validation by `context_id` asks for the evidence (`need`) and is resumed with what the
+ * store answered (found, missing, or unavailable: 503 `store_unavailable`).
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -17,6 +18,8 @@ import { parseJsonValues } from '../core/language/prompty/engine';
 import { toPosix } from '../node/fileHost';
 import { contextReply, errorReply } from './context';
 import type { Reply } from './context';
+import { evidenceBytes, scopeDigest } from './store';
+import type { Lookup } from './store';
 import { checkTemplateName } from './templates';
 import { Lru } from './lru';
 import { ContextRequestSchema, ValidateRequestSchema, firstIssue } from './schema';
@@ -37,6 +40,8 @@ export interface AnswerOptions {
   responseCacheBytes?: number;
   /** Entries of the server's `context_id` cache (named in the answer when an id is not among them). */
   contextCacheSize?: number;
+  /** The `context_id` store is shared (Redis), with entries kept this many seconds; else it is per instance. */
+  sharedStoreTtl?: number;
 }
 
 /** A finished answer: the status, the JSON body, and what the server records of it. */
@@ -54,13 +59,15 @@ export interface Answer {
 export interface Remembered {
   contextId: string;
   evidence: SuppliedEvidence;
+  /** Digest of the request's tenant and permission revision (store.ts). */
+  scope: string;
   bytes: number;
 }
 
-/** A validation by `context_id` waiting for the evidence the server keeps under that id. */
+/** A validation by `context_id` waiting for what the server's store keeps under that id. */
 export interface NeedsEvidence {
   need: string;
-  resume(evidence: SuppliedEvidence | undefined): Answer;
+  resume(found: Lookup): Answer;
 }
 
 export interface Answerer {
@@ -149,12 +156,26 @@ export function createAnswerer(options: AnswerOptions): Answerer {
     const check = (evidence: SuppliedEvidence): Answer => reply({ status: 200, body: checkCitations({ ...(v.answer !== undefined ? { answer: v.answer } : {}), citations: v.citations }, evidence) });
     if (v.context_id === undefined) return check(suppliedEvidence(v.trace!));
     const id = v.context_id;
+    // A validation that names the tenant or permission revision only finds ids issued for them.
+    const scoped = v.tenant !== undefined || v.permission_revision !== undefined ? scopeDigest(v.tenant, v.permission_revision) : undefined;
+    const notFound = () =>
+      reply(
+        errorReply(
+          404,
+          'context_not_found',
+          options.sharedStoreTtl !== undefined
+            ? `context_id ${id} is not in the shared context store (entries are kept ${options.sharedStoreTtl} s, and only for the tenant and permission revision they were issued for); send the response's trace instead`
+            : `context_id ${id} is not among this instance's ${options.contextCacheSize ?? 0} most recent responses (the cache is per instance and not kept across restarts); send the response's trace instead`,
+          { path: 'context_id' },
+        ),
+      );
     return {
       need: id,
-      resume: (evidence) =>
-        evidence
-          ? check(evidence)
-          : reply(errorReply(404, 'context_not_found', `context_id ${id} is not among this instance's ${options.contextCacheSize ?? 0} most recent responses (the cache is per instance and not kept across restarts); send the response's trace instead`, { path: 'context_id' })),
+      resume: (found) => {
+        if ('unavailable' in found) return reply(errorReply(503, 'store_unavailable', `the context store is unavailable, so context_id ${id} cannot be looked up now; retry shortly, or send the response's trace instead`, { path: 'context_id' }));
+        if ('missing' in found || (scoped !== undefined && found.found.scope !== scoped)) return notFound();
+        return check(found.found.evidence);
+      },
     };
   };
 
@@ -167,10 +188,4 @@ export function createAnswerer(options: AnswerOptions): Answerer {
   };
 }
 
-/** Approximate bytes held by a supplied-evidence record (UTF-16 strings and per-entry overhead). */
-export function evidenceBytes(e: SuppliedEvidence): number {
-  let n = 64;
-  for (const id of e.supplied) n += 2 * id.length + 16;
-  for (const k in e.omitted) n += 2 * (k.length + e.omitted[k].length) + 32;
-  return n;
-}
+export { evidenceBytes } from './store';

@@ -30,6 +30,7 @@ import { FixtureValueError, formatValuePath } from '../core/fixture/values';
 import { getTokenizer } from '../core/tokens';
 import { relative } from '../core/paths';
 import { checkTemplateName } from './templates';
+import { scopeDigest } from './store';
 import { redactSecrets } from '../core/text/secrets';
 import { normaliseValues, redactDeep } from '../lib/values';
 import type { SlotKinds } from '../lib/values';
@@ -38,7 +39,7 @@ export interface Reply {
   status: number;
   body: unknown;
   /** Set for a successful assembly: what `/v1/validate` needs to check answers to it later. */
-  remember?: { contextId: string; evidence: SuppliedEvidence };
+  remember?: { contextId: string; evidence: SuppliedEvidence; scope: string };
 }
 
 export interface ContextDeps {
@@ -247,7 +248,7 @@ export function contextReply(req: ContextRequest, deps: ContextDeps): Reply {
     // The library's trace is already redacted (redactTrace); making its paths relative adds no text.
     body.trace = relativeTrace(trace, deps.root);
     if (!out.ok) return { status: 422, body: { error: { code: 'does_not_fit', message: out.error ?? 'the request does not fit its input budget' }, ...body } };
-    return { status: 200, body, remember: { contextId: id, evidence: suppliedEvidence(trace) } };
+    return { status: 200, body, remember: { contextId: id, evidence: suppliedEvidence(trace), scope: scopeDigest(req.tenant, req.permission_revision) } };
   } catch (e) {
     if (e instanceof FixtureValueError) {
       const path = `slots${e.path.length ? (typeof e.path[0] === 'number' ? '' : '.') + formatValuePath(e.path) : ''}`;

@@ -24,6 +24,8 @@ export class Metrics {
   private readonly started = Date.now();
   /** The worker pool's state at the time of a scrape (the server sets it). */
   gauges?: () => { workers: number; busy: number; queued: number; replaced: number };
+  /** The shared context store's state (only with one). */
+  store?: () => { up: boolean; failures: number };
 
   observe(route: string, status: number, seconds: number): void {
     const key = `${route}\u0000${status}`;
@@ -76,6 +78,11 @@ export class Metrics {
       lines.push('# HELP ctxlens_workers_busy Worker threads working on a request.', '# TYPE ctxlens_workers_busy gauge', `ctxlens_workers_busy ${g.busy}`);
       lines.push('# HELP ctxlens_queue_depth Requests waiting for a worker.', '# TYPE ctxlens_queue_depth gauge', `ctxlens_queue_depth ${g.queued}`);
       lines.push('# HELP ctxlens_workers_replaced_total Workers replaced after a crash, the heap limit or the work limit.', '# TYPE ctxlens_workers_replaced_total counter', `ctxlens_workers_replaced_total ${g.replaced}`);
+    }
+    const st = this.store?.();
+    if (st) {
+      lines.push('# HELP ctxlens_store_up Whether the shared context store answers (1) or lookups by context_id are answered 503 (0).', '# TYPE ctxlens_store_up gauge', `ctxlens_store_up ${st.up ? 1 : 0}`);
+      lines.push('# HELP ctxlens_store_failures_total Failed commands and connections of the shared context store.', '# TYPE ctxlens_store_failures_total counter', `ctxlens_store_failures_total ${st.failures}`);
     }
     lines.push('# HELP ctxlens_uptime_seconds Seconds since the service started.', '# TYPE ctxlens_uptime_seconds gauge', `ctxlens_uptime_seconds ${((Date.now() - this.started) / 1000).toFixed(3)}`);
     return lines.join('\n') + '\n';

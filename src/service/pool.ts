@@ -8,7 +8,7 @@
  * the request it held is answered with an error and the others go on.
  */
 import { Worker } from 'node:worker_threads';
-import type { SuppliedEvidence } from '../lib/evidence';
+import type { Lookup } from './store';
 import type { Answer, AnswerOptions, AnswerRoute } from './answer';
 import { WORKER_MARK } from './worker';
 import type { FromWorker, ToWorker } from './worker';
@@ -36,8 +36,8 @@ export interface PoolOptions {
   maxWorkMs: number;
   /** Old-generation heap of each worker, in MB. */
   heapMb: number;
-  /** The evidence the server keeps under a `context_id`. */
-  evidence(id: string): SuppliedEvidence | undefined;
+  /** What the server's store keeps under a `context_id` (a shared store answers asynchronously). */
+  evidence(id: string): Promise<Lookup>;
 }
 
 interface Job {
@@ -145,8 +145,12 @@ export class AnswerPool {
     const job = slot.job;
     if (!job || job.id !== m.id) return;
     if ('need' in m) {
-      const reply: ToWorker = { type: 'evidence', id: m.id, evidence: this.options.evidence(m.need) };
-      slot.worker.postMessage(reply);
+      // The worker waits for the store's answer (bounded by the store's timeout and the work limit).
+      void this.options.evidence(m.need).then((found) => {
+        if (slot.job !== job || this.closed) return;
+        const reply: ToWorker = { type: 'evidence', id: m.id, found };
+        slot.worker.postMessage(reply);
+      });
       return;
     }
     clearTimeout(slot.timer);

@@ -9,18 +9,29 @@
  * A bearer token comes from --token-file (the file's first line) or the CTXLENS_TOKEN environment
  * variable, never from a flag (flags show in `ps`). Binding an address other than loopback without
  * a token is refused.
+ *
+ * `--store redis://HOST:PORT/DB` (or $CTXLENS_STORE_URL) keeps the `context_id` evidence in a
+ * shared Redis/Valkey (redisStore.ts) so that every replica validates every id. Its password comes
+ * from --store-password-file or $CTXLENS_STORE_PASSWORD (or inside $CTXLENS_STORE_URL), never from
+ * the command line: a URL with a password given as a flag is refused. Neither is ever printed.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CACHE_SIZE, DEFAULT_DRAIN_MS, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WORK_MS, DEFAULT_PORT, DEFAULT_RESPONSE_CACHE, createService } from './server';
 import { MIN_TOKEN_LENGTH, isLoopback } from './guard';
+import { parseStoreUrl } from './store';
+import type { ContextStore } from './store';
+import { DEFAULT_STORE_MAX_ENTRY, DEFAULT_STORE_TIMEOUT_MS, DEFAULT_STORE_TTL_S, RedisStore } from './redisStore';
 
 /** Worker threads of `ctxlens serve` by default: one, so the serving thread stays free for I/O. */
 export const DEFAULT_WORKERS = 1;
 
 /** The environment variable holding the bearer token. */
 export const TOKEN_ENV = 'CTXLENS_TOKEN';
+/** The environment variables of the shared store: its URL (which may hold the password) and its password. */
+export const STORE_URL_ENV = 'CTXLENS_STORE_URL';
+export const STORE_PASSWORD_ENV = 'CTXLENS_STORE_PASSWORD';
 
 interface Io {
   out: (s: string) => void;
@@ -32,7 +43,10 @@ interface Io {
 export const SERVE_USAGE = `ctxlens serve [--root DIR] [--host 127.0.0.1] [--port ${DEFAULT_PORT}] [--max-body 2mb] [--cache-size ${DEFAULT_CACHE_SIZE}] [--response-cache ${DEFAULT_RESPONSE_CACHE}] [--model M]
        [--token-file FILE] [--allow-host NAME]... [--max-connections ${DEFAULT_MAX_CONNECTIONS}] [--drain-timeout ${DEFAULT_DRAIN_MS / 1000}s]
        [--workers ${DEFAULT_WORKERS}] [--max-queue ${DEFAULT_MAX_QUEUE}] [--work-limit ${DEFAULT_MAX_WORK_MS / 1000}s]
-  The token may also come from $${TOKEN_ENV}; it is required when --host is not a loopback address.`;
+       [--store redis://HOST:PORT/DB] [--store-password-file FILE] [--store-ttl ${DEFAULT_STORE_TTL_S}s] [--store-timeout ${DEFAULT_STORE_TIMEOUT_MS}ms] [--store-max-entry 1mb]
+  The token may also come from $${TOKEN_ENV}; it is required for an address other than loopback (--host).
+  With a shared Redis/Valkey (--store), any replica validates any context_id; the URL may also come from
+  $${STORE_URL_ENV}, the password from the file or $${STORE_PASSWORD_ENV} (never from the command line).`;
 
 /** `2097152`, `512kb`, `2mb` as bytes. */
 export function parseSize(s: string): number | undefined {
@@ -49,11 +63,12 @@ function usage(io: Io, message: string): number {
   return 2;
 }
 
-/** `10s`, `500ms`, `2000` (milliseconds) as milliseconds. */
+/** `10s`, `500ms`, `2000` (milliseconds), `30m`, `1h` as milliseconds. */
 export function parseDuration(s: string): number | undefined {
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s)?$/i.exec(s.trim());
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/i.exec(s.trim());
   if (!m) return undefined;
-  const n = Math.round(Number(m[1]) * ((m[2] ?? 'ms').toLowerCase() === 's' ? 1000 : 1));
+  const unit = (m[2] ?? 'ms').toLowerCase();
+  const n = Math.round(Number(m[1]) * (unit === 'h' ? 3_600_000 : unit === 'm' ? 60_000 : unit === 's' ? 1000 : 1));
   return n >= 0 ? n : undefined;
 }
 
@@ -79,6 +94,11 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
         workers: { type: 'string' },
         'max-queue': { type: 'string' },
         'work-limit': { type: 'string' },
+        store: { type: 'string' },
+        'store-password-file': { type: 'string' },
+        'store-ttl': { type: 'string' },
+        'store-timeout': { type: 'string' },
+        'store-max-entry': { type: 'string' },
       },
     }).values;
   } catch (e) {
@@ -124,12 +144,16 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH) return usage(io, `the token is ${token.length} characters long; give at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 32)`);
   if (!isLoopback(host) && token === undefined) return usage(io, `--host ${host} is reachable from other machines; give a bearer token with --token-file FILE or $${TOKEN_ENV} (or bind 127.0.0.1)`);
 
-  const service = createService({ root, host, port, maxBody, cacheSize, responseCache, defaultModel: values.model as string | undefined, allowHosts, maxConnections, workers, maxQueue, maxWorkMs, ...(token !== undefined ? { token } : {}) });
+  const made = makeStore(values, io);
+  if (!made.ok) return usage(io, made.message);
+  const store = made.store;
+
+  const service = createService({ root, host, port, maxBody, cacheSize, responseCache, defaultModel: values.model as string | undefined, allowHosts, maxConnections, workers, maxQueue, maxWorkMs, ...(token !== undefined ? { token } : {}), ...(store ? { store } : {}) });
   service
     .listen()
     .then((a) => {
       io.out(`listening on ${a.url}\n`);
-      io.err(`ctxlens serve: templates under ${root}; POST /v1/context, POST /v1/validate, GET /healthz, GET /metrics${token !== undefined ? '; bearer token required (except /healthz)' : ''}\n`);
+      io.err(`ctxlens serve: templates under ${root}; POST /v1/context, POST /v1/validate, GET /healthz, GET /metrics${token !== undefined ? '; bearer token required (except /healthz)' : ''}${store ? `; context_id store: redis at ${made.where}` : ''}\n`);
     })
     .catch((e: NodeJS.ErrnoException) => {
       io.err(`ctxlens serve: cannot listen: ${e.code === 'EADDRINUSE' ? `port ${port} is in use` : e.message}\n`);
@@ -143,4 +167,42 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
     process.once('SIGTERM', stop);
   }
   return 0;
+}
+
+/**
+ * The shared store of --store (or $CTXLENS_STORE_URL), or none (the per-instance default). The
+ * messages name the host and port at most, never the URL or the password.
+ */
+function makeStore(values: Record<string, string | boolean | string[] | undefined>, io: Io): { ok: true; store?: ContextStore; where?: string } | { ok: false; message: string } {
+  const env = io.env ?? process.env;
+  const flag = values.store as string | undefined;
+  const fromEnv = env[STORE_URL_ENV]?.trim() ? env[STORE_URL_ENV]!.trim() : undefined;
+  const text = flag ?? fromEnv;
+  const storeFlags = ['store-password-file', 'store-ttl', 'store-timeout', 'store-max-entry'].filter((f) => values[f] !== undefined);
+  if (text === undefined) return storeFlags.length ? { ok: false, message: `--${storeFlags[0]} needs --store redis://HOST:PORT/DB (or $${STORE_URL_ENV})` } : { ok: true };
+  const parsed = parseStoreUrl(text, flag === undefined);
+  if (!parsed.ok) return { ok: false, message: `--store: ${parsed.message}` };
+  const target = parsed.target;
+  const file = values['store-password-file'] as string | undefined;
+  if (file !== undefined) {
+    try {
+      target.password = (fs.readFileSync(path.resolve(io.cwd, file), 'utf8').split(/\r?\n/)[0] ?? '').trim();
+    } catch {
+      return { ok: false, message: `--store-password-file ${file} cannot be read` };
+    }
+    if (!target.password) return { ok: false, message: `--store-password-file ${file} is empty` };
+  } else if (env[STORE_PASSWORD_ENV]?.trim()) target.password = env[STORE_PASSWORD_ENV]!.trim();
+  const ttl = values['store-ttl'] === undefined ? DEFAULT_STORE_TTL_S * 1000 : parseDuration(values['store-ttl'] as string);
+  if (ttl === undefined || ttl < 1000) return { ok: false, message: '--store-ttl takes a duration of at least 1s, such as 3600s, 30m or 1h' };
+  const timeout = values['store-timeout'] === undefined ? DEFAULT_STORE_TIMEOUT_MS : parseDuration(values['store-timeout'] as string);
+  if (timeout === undefined || timeout < 1) return { ok: false, message: '--store-timeout takes a duration such as 500ms or 2s' };
+  const maxEntry = values['store-max-entry'] === undefined ? DEFAULT_STORE_MAX_ENTRY : parseSize(values['store-max-entry'] as string);
+  if (maxEntry === undefined) return { ok: false, message: '--store-max-entry takes a size such as 1mb or 256kb' };
+  const where = `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}/${target.database}`;
+  try {
+    return { ok: true, where, store: new RedisStore({ target, ttlSeconds: Math.round(ttl / 1000), timeoutMs: timeout, maxEntryBytes: maxEntry, log: (line) => io.err(line + '\n') }) };
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND';
+    return { ok: false, message: missing ? '--store needs the Redis client @redis/client, a dependency of context-lens: reinstall the package' : `--store: the Redis client could not start (${(e as Error).name})` };
+  }
 }

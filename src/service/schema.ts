@@ -50,9 +50,13 @@ export const ValidateRequestSchema = z
     citations: z.array(Citation, { error: 'expected citations as a list of { claim_id, evidence_ids }' }).max(10_000),
     trace: TraceEvidence.optional(),
     context_id: z.string({ error: 'expected context_id as a string' }).regex(/^ctx_[0-9a-f]{32}$/, 'context_id is not one this service issues (ctx_ and 32 hex digits)').optional(),
+    // With a context_id: the id is found only if it was issued for this tenant and permission revision.
+    tenant: id('tenant').optional(),
+    permission_revision: z.union([z.string().max(512), z.number().finite()], { error: 'expected permission_revision as a string or number' }).optional(),
   })
   .strict()
-  .refine((v) => (v.trace === undefined) !== (v.context_id === undefined), { message: 'give the trace of the request, or its context_id (one of them)', path: ['trace'] });
+  .refine((v) => (v.trace === undefined) !== (v.context_id === undefined), { message: 'give the trace of the request, or its context_id (one of them)', path: ['trace'] })
+  .refine((v) => v.context_id !== undefined || (v.tenant === undefined && v.permission_revision === undefined), { message: 'tenant and permission_revision scope a lookup by context_id; a trace needs neither', path: ['tenant'] });
 
 export type ValidateRequest = z.infer<typeof ValidateRequestSchema>;
 

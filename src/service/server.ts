@@ -4,7 +4,7 @@
  *
  *   POST /v1/context    assemble a template under --root with the request's values (context.ts)
  *   POST /v1/validate   check a model answer's citations against a trace (or a recent context_id)
- *   GET  /healthz       liveness: {"status":"ok"}
+ *   GET  /healthz       liveness: {"status":"ok"}, or "degraded" while the shared context store is down
  *   GET  /metrics       Prometheus text format (metrics.ts)
  *
  * Bodies are JSON, at most `maxBody` bytes (413 beyond); malformed JSON and invalid fields are 400
@@ -22,15 +22,15 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import * as nodePath from 'node:path';
-import type { SuppliedEvidence } from '../lib/evidence';
 import { VERSION } from '../lib/version';
 import { toPosix } from '../node/fileHost';
 import { errorReply } from './context';
 import type { Reply } from './context';
 import { DEFAULT_RESPONSE_CACHE, DEFAULT_RESPONSE_CACHE_BYTES, DEFAULT_REVALIDATE_MS, createAnswerer } from './answer';
-import type { Answer, AnswerOptions, AnswerRoute, Remembered } from './answer';
+import type { Answer, AnswerOptions, AnswerRoute } from './answer';
 import { AnswerPool, Overloaded, WorkerFailed, WorkerLost } from './pool';
-import { Lru } from './lru';
+import { MemoryStore } from './store';
+import type { ContextStore } from './store';
 import { BearerToken, checkHostAndOrigin } from './guard';
 import { redactSecrets } from '../core/text/secrets';
 import { Metrics } from './metrics';
@@ -97,6 +97,12 @@ export interface ServiceOptions {
   maxQueue?: number;
   /** Milliseconds one request may run in a worker before it is stopped (503 `work_limit`). */
   maxWorkMs?: number;
+  /**
+   * Where the `context_id` evidence is kept (store.ts): by default a per-instance LRU of
+   * `cacheSize` entries and `cacheBytes` bytes; a shared store (redisStore.ts) lets any replica
+   * validate any id. The service closes it when it closes.
+   */
+  store?: ContextStore;
 }
 
 export interface Service {
@@ -181,15 +187,16 @@ export function createService(options: ServiceOptions = {}): Service {
   if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) throw new Error(`--root ${root} is not a folder`);
   const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
   const metrics = new Metrics();
-  // Weighed where the answer was made (Remembered.bytes), not here.
-  const recent = new Lru<string, Remembered>(options.cacheSize ?? DEFAULT_CACHE_SIZE, options.cacheBytes ?? DEFAULT_CACHE_BYTES, (r) => r.bytes);
+  const memory = options.store ? undefined : new MemoryStore(options.cacheSize ?? DEFAULT_CACHE_SIZE, options.cacheBytes ?? DEFAULT_CACHE_BYTES);
+  const store: ContextStore = options.store ?? memory!;
   const answerOptions: AnswerOptions = {
     root,
     ...(options.defaultModel !== undefined ? { defaultModel: options.defaultModel } : {}),
     responseCache: options.responseCache ?? DEFAULT_RESPONSE_CACHE,
     responseCacheBytes: options.responseCacheBytes ?? DEFAULT_RESPONSE_CACHE_BYTES,
     revalidateMs: options.revalidateMs ?? DEFAULT_REVALIDATE_MS,
-    contextCacheSize: recent.capacity,
+    contextCacheSize: memory?.capacity ?? 0,
+    ...(store.ttlSeconds !== undefined ? { sharedStoreTtl: store.ttlSeconds } : {}),
   };
   const workers = options.workers ?? 0;
   // With workers, the answers are made in their threads (pool.ts); without, in this one.
@@ -202,27 +209,30 @@ export function createService(options: ServiceOptions = {}): Service {
           maxQueue: options.maxQueue ?? DEFAULT_MAX_QUEUE,
           maxWorkMs: options.maxWorkMs ?? DEFAULT_MAX_WORK_MS,
           heapMb: Math.max(DEFAULT_WORKER_HEAP_MB, Math.ceil(maxBody / (1024 * 1024)) * 256),
-          evidence: (id) => recent.get(id)?.evidence,
+          evidence: (id) => store.get(id),
         })
       : undefined;
   const local = pool ? undefined : createAnswerer(answerOptions);
   metrics.gauges = () => ({ workers: pool?.size ?? 0, busy: pool?.busy ?? 0, queued: pool?.queued ?? 0, replaced: pool?.replaced ?? 0 });
+  if (store.kind !== 'memory') metrics.store = () => ({ up: store.health().status === 'up', failures: store.failures });
   const token = options.token !== undefined ? new BearerToken(options.token) : undefined;
   const host = options.host ?? DEFAULT_HOST;
   const policy = { bound: host, allow: (options.allowHosts ?? []).map((h) => h.toLowerCase()) };
   let draining = false;
 
-  const answer = async (route: AnswerRoute, body: Buffer): Promise<Answer> => {
+  /** The answer, and whether its `context_id` could not be recorded (a shared store that is down). */
+  const answer = async (route: AnswerRoute, body: Buffer): Promise<{ a: Answer; unrecorded: boolean }> => {
     let a: Answer;
     if (pool) a = await pool.run(route, body);
     else {
       const first = local!.answer(route, body);
-      a = 'need' in first ? first.resume(recent.get(first.need)?.evidence) : first;
+      a = 'need' in first ? first.resume(memory ? memory.lookup(first.need) : await store.get(first.need)) : first;
     }
-    if (a.remember) recent.set(a.remember.contextId, a.remember);
+    // Recorded before the answer goes out, so a validation sent to another replica right after it finds the id.
+    const unrecorded = a.remember ? !(await store.put(a.remember.contextId, { evidence: a.remember.evidence, scope: a.remember.scope })) : false;
     if (a.assembled) metrics.assembled();
     if (a.cacheHit) metrics.cacheHit();
-    return a;
+    return { a, unrecorded };
   };
 
   const send = (res: http.ServerResponse, status: number, body: string | Uint8Array, type: string, extra: Record<string, string> = {}) => {
@@ -235,9 +245,10 @@ export function createService(options: ServiceOptions = {}): Service {
     const started = process.hrtime.bigint();
     const url = (req.url ?? '/').split('?')[0];
     const route = url in ROUTES ? url : 'other';
+    let errorKind: string | undefined;
     res.on('finish', () => {
       metrics.observe(route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
-      if (res.statusCode >= 400) metrics.error(res.statusCode === 503 ? 'overloaded' : res.statusCode >= 500 ? 'internal' : res.statusCode === 413 ? 'payload_too_large' : res.statusCode === 404 ? 'not_found' : 'bad_request');
+      if (res.statusCode >= 400) metrics.error(errorKind ?? (res.statusCode === 503 ? 'overloaded' : res.statusCode >= 500 ? 'internal' : res.statusCode === 413 ? 'payload_too_large' : res.statusCode === 404 ? 'not_found' : 'bad_request'));
     });
     const fail = (e: unknown) => {
       // The client went away (or the request timed out) mid-body: nothing to answer, nothing to log.
@@ -274,7 +285,13 @@ export function createService(options: ServiceOptions = {}): Service {
       const method = ROUTES[url];
       if (!method) return sendJson(res, errorReply(404, 'not_found', `no route ${url}; routes: POST /v1/context, POST /v1/validate, GET /healthz, GET /metrics`));
       if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) return sendJson(res, errorReply(405, 'method_not_allowed', `${url} takes ${method}`), { allow: method });
-      if (url === '/healthz') return send(res, 200, JSON.stringify({ status: 'ok', version: VERSION }), 'application/json; charset=utf-8');
+      if (url === '/healthz') {
+        // Always 200 while the process serves: a shared store that is down degrades lookups by id
+        // only, so the replica stays in its load balancer's rotation (and is not restarted).
+        if (store.kind === 'memory') return send(res, 200, JSON.stringify({ status: 'ok', version: VERSION }), 'application/json; charset=utf-8');
+        const h = store.health();
+        return send(res, 200, JSON.stringify({ status: h.status === 'up' ? 'ok' : 'degraded', version: VERSION, store: h }), 'application/json; charset=utf-8');
+      }
       if (url === '/metrics') return send(res, 200, metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
       const type = req.headers['content-type'];
       if (type !== undefined && !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
@@ -283,7 +300,11 @@ export function createService(options: ServiceOptions = {}): Service {
       }
       readBody(req, maxBody, Math.max(8 * 1024 * 1024, 4 * maxBody))
         .then((buf) => answer(url as AnswerRoute, buf))
-        .then((a) => send(res, a.status, a.payload, 'application/json; charset=utf-8'))
+        .then(({ a, unrecorded }) => {
+          // Only a lookup in a store that is down answers 503 from a worker (answer.ts).
+          if (a.status === 503) errorKind = 'store_unavailable';
+          send(res, a.status, a.payload, 'application/json; charset=utf-8', a.status === 503 ? { 'retry-after': '1' } : unrecorded ? { 'ctxlens-context-stored': 'false' } : {});
+        })
         .catch(fail);
     } catch (e) {
       fail(e);
@@ -350,7 +371,7 @@ export function createService(options: ServiceOptions = {}): Service {
       const finished = () => {
         if (listening || sockets.size) return;
         clearTimeout(timer);
-        void (pool?.close() ?? Promise.resolve()).then(() => resolve());
+        void (pool?.close() ?? Promise.resolve()).then(() => store.close()).then(() => resolve());
       };
       net.Server.prototype.close.call(server, () => {
         listening = false;
@@ -383,7 +404,7 @@ export function createService(options: ServiceOptions = {}): Service {
       }),
     close: () =>
       new Promise((resolve) => {
-        server.close(() => void (pool?.close() ?? Promise.resolve()).then(() => resolve()));
+        server.close(() => void (pool?.close() ?? Promise.resolve()).then(() => store.close()).then(() => resolve()));
         server.closeIdleConnections?.();
       }),
   };

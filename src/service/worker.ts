@@ -4,18 +4,18 @@
  * up the thread that accepts connections, reads bodies and answers `/healthz`.
  *
  * Messages in: `{ type: 'request', id, route, body }` and, for a validation by `context_id` that
- * asked for its evidence, `{ type: 'evidence', id, evidence }`. Messages out: `{ id, answer }`,
+ * asked for its evidence, `{ type: 'evidence', id, found }` (what the store answered, store.ts). Messages out: `{ id, answer }`,
  * `{ id, need }` (the `context_id` whose evidence the server keeps), or `{ id, failed }` (an
  * internal error, logged redacted on stderr); `{ ready: true }` once, when it has loaded.
  */
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { SuppliedEvidence } from '../lib/evidence';
+import type { Lookup } from './store';
 import { redactSecrets } from '../core/text/secrets';
 import { createAnswerer } from './answer';
 import type { Answer, AnswerOptions, AnswerRoute, NeedsEvidence } from './answer';
 
-export type ToWorker = { type: 'request'; id: number; route: AnswerRoute; body: Uint8Array } | { type: 'evidence'; id: number; evidence: SuppliedEvidence | undefined };
+export type ToWorker = { type: 'request'; id: number; route: AnswerRoute; body: Uint8Array } | { type: 'evidence'; id: number; found: Lookup };
 export type FromWorker = { ready: true } | { id: number; answer: Answer } | { id: number; need: string } | { id: number; failed: string };
 
 /** Marks the worker's `workerData`, so the bundle never starts answering in another thread by mistake. */
@@ -68,7 +68,7 @@ function start(): void {
     else {
       const resume = waiting.get(m.id);
       waiting.delete(m.id);
-      if (resume) run(m.id, 'POST /v1/validate', () => resume(m.evidence));
+      if (resume) run(m.id, 'POST /v1/validate', () => resume(m.found));
     }
   });
 }
