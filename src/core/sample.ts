@@ -22,6 +22,7 @@ import { ENV_REFERENCE } from './models';
 import { parseYaml, toJs } from './text/yaml';
 import { promptyRuntimeInputs } from './language/prompty/engine';
 import { PyFloat, Unsupported } from './language/jinja/values';
+import { languageFor } from './language/registry';
 
 /** The name of the implicit fixture in pickers, the CLI and the trace. */
 export const SAMPLE_FIXTURE = 'sample';
@@ -78,10 +79,37 @@ export interface SampleResult {
   under?: Record<string, unknown>;
   findings: Finding[];
   dependencies: string[];
+  /** The template's own fixtures where its format has them (BAML's `test` blocks), by name; `fixture` is the first. */
+  tests?: Array<{ name: string; fixture: FixtureDoc }>;
+}
+
+/** The path of a template's own fixture in its fixture list (`baml_src/x.baml#F#TestName`). */
+export function ownFixturePath(templatePath: string, name: string): string {
+  return `${templatePath}#${name}`;
+}
+
+/** The template's own fixtures (language.ts `fixtures`: BAML's tests), each as a fixture located at its arguments. */
+function ownFixtures(template: TemplateDoc, own: Array<{ name: string; values: Record<string, unknown>; span: Span }>): SampleResult {
+  const tests: Array<{ name: string; fixture: FixtureDoc }> = [];
+  for (const t of own) {
+    const text = stringify({ name: t.name, slots: t.values }, { aliasDuplicateObjects: false });
+    const doc = respan(parseFixture(template.path, text), t.span) as FixtureDoc;
+    doc.text = text;
+    doc.path = template.path;
+    doc.name = t.name;
+    doc.findings = doc.findings.filter((f) => f.rule !== 'fixture-invalid').map((f) => ({ ...f, path: template.path }));
+    // Each text is the test's own string (YAML does not always give back the text written).
+    for (const [name, v] of Object.entries(doc.slots)) if (v.type === 'text' && !v.fileRef && typeof t.values[name] === 'string') v.text = t.values[name];
+    tests.push({ name: t.name, fixture: doc });
+  }
+  const first = tests[0];
+  return { ...(first ? { fixture: first.fixture } : {}), tests, values: own[0]?.values ?? {}, findings: [], dependencies: [] };
 }
 
 /** The implicit `sample` fixture, or no fixture when the template carries no data. */
 export function sampleFixture(host: FileHost, template: TemplateDoc): SampleResult {
+  const own = languageFor(template).fixtures?.(template);
+  if (own) return ownFixtures(template, own);
   const findings: Finding[] = [];
   const dependencies: string[] = [];
   const fm = template.frontMatter;

@@ -457,6 +457,8 @@ export interface Trace {
   window: number;
   reserved_output: number;
   margin: number;
+  /** The provider HTTP request the template's runtime built (BAML: `buildRequestSync`), without its headers; its body as serialised. */
+  provider_request?: { url: string; method: string; body: string };
   /** Tokens the request is fitted to: window - reserved output - margin. */
   input_budget: number;
   input_tokens: number;

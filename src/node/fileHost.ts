@@ -21,6 +21,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FileHost } from '../core/host';
 import { useSha256 } from '../core/assembly/sha256';
+import { installBamlRuntime } from './bamlRuntime';
 import { climbGlob } from '../core/paths';
 
 const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'out', '.cache', '.vscode-test']);
@@ -293,6 +294,8 @@ export class DiskFileHost implements FileHost {
     // CLI), where a thousand globs walk the same folders.
     if (options.cacheListings) this.listings = new Map();
     useSha256(nodeSha256);
+    // BAML's native runtime, required only when a BAML file is first rendered.
+    installBamlRuntime();
     if (typeof roots === 'function') this.listRoots = roots;
     else {
       const fixed = roots.map((r) => toPosix(path.resolve(r)));

@@ -73,6 +73,8 @@ export interface RenderOptions {
    * image is reported, not inlined.
    */
   readFile?: (relativePath: string) => string | undefined;
+  /** The template's project where its runtime loads one (BAML's `baml_src/`), read by the binding. */
+  project?: { files: Record<string, string>; self: string };
 }
 
 /** An engine problem, located in the template file. */
@@ -91,6 +93,8 @@ export interface Rendered {
   estimate?: true;
   /** The runtime line the request follows, in words (`Prompty 0.1.x`, `Prompty v2`); absent for dotprompt. */
   runtime?: string;
+  /** The provider request the runtime built (BAML), without headers, its values as sent. */
+  request?: { url: string; method: string; body: string };
 }
 
 /** An escaped text with what was changed in it, cached per item. */
@@ -264,7 +268,9 @@ export class Renderer {
     const plain = first.splitWith && !first.issues.length && !this.foreign ? { ...first, messages: first.splitWith(this.plainText) } : this.engine(this.values(kept, false, []));
     const same = plain.messages.length === first.messages.length && plain.messages.every((m, i) => sameMessage(m, first.messages[i], this.plainIs));
     const estimate = rendered.estimate || plain.estimate ? { estimate: true as const } : {};
-    if (same) return { messages, issues, neutralised, ...estimate, ...this.runtimeField() };
+    // The provider request a runtime built (BAML): the plain render's, values as sent.
+    const request = plain.request ? { request: plain.request } : {};
+    if (same) return { messages, issues, neutralised, ...estimate, ...this.runtimeField(), ...request };
     const span = this.template.bodySpan;
     // The plain render's own issues, and that attribution was lost (which makes the caller count
     // these messages as they are, not the marked probes).
@@ -274,7 +280,7 @@ export class Renderer {
       message: 'The template compares, measures or transforms slot text (for example with ifEquals, length or tojson), so the request cannot be cut into slots; it is shown and counted as a whole, exactly as rendered.',
       span: { start: span.start, end: Math.min(span.end, span.start + 1) },
     });
-    return { messages: plain.messages.map((m) => this.decode(m, true)), issues: plainIssues, neutralised, ...estimate, ...this.runtimeField() };
+    return { messages: plain.messages.map((m) => this.decode(m, true)), issues: plainIssues, neutralised, ...estimate, ...this.runtimeField(), ...request };
   }
 
   /** The render of the template's language (language/registry.ts) for the values. */
@@ -290,6 +296,7 @@ export class Renderer {
       ...(o.codeHelpers?.length ? { codeHelpers: o.codeHelpers } : {}),
       ...(o.codePartials?.length ? { codePartials: o.codePartials } : {}),
       ...(o.readFile ? { readFile: o.readFile } : {}),
+      ...(o.project ? { project: o.project, unmarked: this.plainText } : {}),
     });
     if (r.runtime !== undefined) this.runtime = r.runtime;
     return r;
@@ -311,6 +318,11 @@ export class Renderer {
     const unmarked = plain ? (s: string) => s : this.plainText;
     for (const p of m.parts) {
       if (p.type === 'text') {
+        // Text the runtime writes itself as a part of its own (BAML's output format).
+        if (p.slot !== undefined) {
+          parts.push({ text: unmarked(p.text), slot: p.slot });
+          continue;
+        }
         const runs = plain ? undefined : splitMarked(p.text, this.resolve);
         if (!runs) {
           parts.push({ text: unmarked(p.text) });

@@ -13,7 +13,8 @@ import type { Span } from '../types';
 
 /** A part of a rendered message. */
 export type EnginePart =
-  | { type: 'text'; text: string }
+  /** `slot`: text the runtime writes itself, counted as a part of its own (BAML's `ctx.output_format`). */
+  | { type: 'text'; text: string; slot?: string }
   /** dotprompt `{{media url=… contentType=…}}`, Prompty `![alt](url)` in a message. */
   | {
       type: 'media';
@@ -72,6 +73,8 @@ export interface EngineResult {
    * attribution marks), from this render's text, without rendering again.
    */
   splitWith?: (f: (s: string) => string) => EngineMessage[];
+  /** The provider request the runtime built (BAML), its headers left out: URL, method and the body as serialised, values marked as given. */
+  request?: { url: string; method: string; body: string };
 }
 
 /** A value that prints as its own `toString()` (an object or array whose class overrides it). */

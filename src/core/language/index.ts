@@ -73,8 +73,10 @@ export function parseTemplate(path: string, text: string): TemplateDoc {
 }
 
 export { splitFrontMatter } from './frontMatter';
-export { LANGUAGES, claimOf, languageFor, languageOf, templateGlobs } from './registry';
+export { LANGUAGES, claimOf, languageFor, languageOf, templateFileOf, templateGlobs } from './registry';
 export type { TemplateLanguage, LanguageRenderInput, LanguageRenderResult } from './language';
 export { promptyTemplateType } from './prompty/parse';
 export { findDelimiterPairs } from './delimiters';
+export { useBamlRuntime, BAML_PACKAGE, BAML_TESTED_VERSION } from './baml/runtime';
+export type { BamlRuntimeHost, BamlBuild, BamlRequest } from './baml/runtime';
 export type { DelimiterPair } from './delimiters';

@@ -11,7 +11,7 @@
  * lent that runtime by the Node host (as the host lends SHA-256), so the core stays pure and the
  * browser bundle never loads it; without it the language says so in an issue.
  */
-import type { Role, TemplateDoc, TemplateFormat } from '../types';
+import type { Role, Span, TemplateDoc, TemplateFormat } from '../types';
 import type { EngineResult } from './engineTypes';
 
 /** What a language's render is given: the assembly's values (marked or plain) and the binding's options. */
@@ -33,6 +33,13 @@ export interface LanguageRenderInput {
   codePartials?: readonly string[];
   /** Reads a file beside the template, inside the workspace only (a runtime that inlines local files). */
   readFile?: (relativePath: string) => string | undefined;
+  /**
+   * A value's text without the assembly's attribution marks: for a value the runtime reads as
+   * syntax rather than prints (BAML's `_.role(turn.role)`), which must reach it as written.
+   */
+  unmarked?: (text: string) => string;
+  /** The template's whole project where its runtime loads one (BAML: every `.baml` file, keyed as the runtime names them, and the key of the template's own file). */
+  project?: { files: Record<string, string>; self: string };
 }
 
 /** A render, and the runtime that made it in words (`Prompty 0.1.x`), for the trace and the views. */
@@ -54,7 +61,23 @@ export interface TemplateLanguage {
   claim(path: string): Claim | undefined;
   /** The role of text before any role marker. */
   readonly fallbackRole: Role;
-  /** The whole file as one document. Never throws. */
+  /**
+   * The file of a template address, where a format addresses templates inside files (BAML:
+   * `baml_src/x.baml#F` is function F of `baml_src/x.baml`). Absent: the address is the file.
+   */
+  fileOf?(path: string): string;
+  /**
+   * The project a template's runtime loads with it (BAML: every `.baml` file under the same
+   * `baml_src/`): the folder, the glob of its files, and the name the runtime gives a file at a
+   * path relative to the folder. Absent: the template renders alone.
+   */
+  projectOf?(file: string): { root: string; glob: string; key(relativePath: string): string } | undefined;
+  /**
+   * The template's own fixtures, in order (BAML: the `test` blocks that name the function, their
+   * `args` read with BAML's literal syntax); the first is the default. Absent: none.
+   */
+  fixtures?(doc: TemplateDoc): Array<{ name: string; values: Record<string, unknown>; span: Span }>;
+  /** The whole file (or the addressed template in it) as one document. Never throws. */
   parse(path: string, text: string): TemplateDoc;
   /** The messages the format's runtime renders for the values. Never throws. */
   render(doc: TemplateDoc, values: LanguageRenderInput): LanguageRenderResult;

@@ -6,8 +6,9 @@ import type { TemplateDoc, TemplateFormat } from '../types';
 import type { Claim, TemplateLanguage } from './language';
 import { dotpromptLanguage } from './dotprompt/language';
 import { promptyLanguage } from './prompty/language';
+import { bamlLanguage } from './baml/language';
 
-export const LANGUAGES: readonly TemplateLanguage[] = [dotpromptLanguage, promptyLanguage];
+export const LANGUAGES: readonly TemplateLanguage[] = [dotpromptLanguage, promptyLanguage, bamlLanguage];
 
 /** The language that claims a path, and how. */
 export function claimOf(path: string): { language: TemplateLanguage; claim: Claim } | undefined {
@@ -32,6 +33,11 @@ export function byId(id: TemplateFormat): TemplateLanguage {
   const l = LANGUAGES.find((x) => x.id === id);
   if (!l) throw new Error(`no template language '${id}'`);
   return l;
+}
+
+/** The file a template address reads (`baml_src/x.baml#F` → `baml_src/x.baml`); the path itself for file templates. */
+export function templateFileOf(path: string): string {
+  return claimOf(path)?.language.fileOf?.(path) ?? path;
 }
 
 /** Every glob a workspace scan looks for templates with. */

@@ -14,7 +14,7 @@ import { applySeverities } from '../rules/registry';
 import { configRules } from '../rules/templateRules';
 import { fixtureTemplateUnresolved, fixtureTooLarge, requiredMissing } from '../rules/projectRules';
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';
-import { SAMPLE_FIXTURE, samplePath } from '../sample';
+import { SAMPLE_FIXTURE, ownFixturePath, samplePath } from '../sample';
 import type { CodeRegistrySetting } from '../language/partials';
 import { assembleBound, bindModel, bindTemplate } from './bind';
 import { DEFAULT_MAX_FILE_SIZE, append, classifyFile, fixtureHead, readConfig, readFixture, readTemplate, resolveFixture, scanFixture, tooLarge } from './files';
@@ -195,15 +195,19 @@ function chooseFixture(host: FileHost, b: TemplateBinding, options: AnalyzeOptio
   const fixturePaths = fixturesFor(host, path, b.config?.path, b.config?.doc.config);
   const dependencies = [...fixturePaths];
   const sample = b.sample;
+  // A format's own fixtures (BAML's tests) come first, each by its name; a fixture option naming one picks it.
+  const tests = sample.tests ?? [];
+  const test = tests.find((t) => options.fixture === t.name || options.fixture === ownFixturePath(path, t.name));
   const fixtures = [
-    ...(sample.fixture ? [{ path: samplePath(path), name: SAMPLE_FIXTURE }] : []),
+    ...(sample.tests ? tests.map((t) => ({ path: ownFixturePath(path, t.name), name: t.name })) : sample.fixture ? [{ path: samplePath(path), name: SAMPLE_FIXTURE }] : []),
     ...fixturePaths.map((p) => ({ path: p, name: (tooLarge(host, p, options.maxFileSize) === undefined ? fixtureHead(host, p)?.name : undefined) ?? fixtureName(p) })),
   ];
-  const wantsSample = options.fixture === SAMPLE_FIXTURE || options.fixture === samplePath(path);
+  const wantsSample = test !== undefined || options.fixture === SAMPLE_FIXTURE || options.fixture === samplePath(path);
   // The template's own sample is the first fixture; an explicitly named fixture file wins.
   const active = wantsSample ? undefined : pickFixture(host, fixturePaths, options.fixture, options.autoFixture !== false && !sample.fixture);
   let fixture: FixtureDoc | undefined;
-  if (sample.fixture && (wantsSample || (!active && options.autoFixture !== false))) fixture = sample.fixture;
+  if (test) fixture = test.fixture;
+  else if (sample.fixture && (wantsSample || (!active && options.autoFixture !== false))) fixture = sample.fixture;
   if (active && !fixture) {
     if (!fixturePaths.includes(active)) dependencies.push(active);
     // The size check comes before parsing: a huge fixture must not stall the analysis.

@@ -32,6 +32,35 @@ import { withCost } from '../cost';
 import { cachePrefixFindings } from '../prefix';
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';
 import { append, readConfig, scanConfig } from './files';
+import { languageFor, templateFileOf } from '../language';
+
+/** Files of a template's project the runtime loads with it (BAML's `baml_src/`), bounded. */
+const MAX_PROJECT_FILES = 512;
+const MAX_PROJECT_CHARS = 8 * 1024 * 1024;
+
+/** The project the template's language loads with it (language.ts `projectOf`), read through the host. */
+function projectOf(host: FileHost, template: TemplateDoc): { project?: { files: Record<string, string>; self: string } } {
+  const language = languageFor(template);
+  const file = templateFileOf(template.path);
+  const p = language.projectOf?.(file);
+  if (!p) return {};
+  const rel = (path: string): string => {
+    if (p.root && path.startsWith(p.root + '/')) return path.slice(p.root.length + 1);
+    const name = p.root.slice(p.root.lastIndexOf('/') + 1);
+    const i = name ? path.lastIndexOf(`/${name}/`) : -1;
+    return i >= 0 ? path.slice(i + name.length + 2) : path.slice(path.lastIndexOf('/') + 1);
+  };
+  const files: Record<string, string> = {};
+  let chars = 0;
+  let n = 0;
+  for (const path of p.root || file.includes('/') ? host.glob(p.root || '.', p.glob).sort() : []) {
+    if (++n > MAX_PROJECT_FILES) break;
+    const text = host.readFile(path);
+    if (text === undefined || (chars += text.length) > MAX_PROJECT_CHARS) continue;
+    files[p.key(rel(path))] = text;
+  }
+  return { project: { files, self: p.key(rel(file)) } };
+}
 
 /** The tokenizer counts fall back to when neither the config nor the model names one. */
 export const FALLBACK_TOKENIZER = 'o200k_base';
@@ -109,8 +138,13 @@ export function bindConfig(host: FileHost, template: TemplateDoc): ConfigBinding
     }
     return { config: { path: resolved.path, inline: false, doc }, findings, dependencies };
   }
-  const stem = template.path.replace(/\.(prompt|prompty)$/i, '');
-  for (const candidate of [`${stem}.context.yaml`, `${stem}.context.yml`]) {
+  // A template inside a file (BAML's `answer.baml#Answer`): `answer.Answer.context.yaml`, else the file's `answer.context.yaml`.
+  const file = templateFileOf(template.path);
+  const fileStem = file.replace(/\.(prompt|prompty|baml)$/i, '');
+  const inner = file !== template.path ? template.path.slice(file.length + 1) : undefined;
+  const stem = inner ? `${fileStem}.${inner}` : fileStem;
+  const stems = inner ? [stem, fileStem] : [stem];
+  for (const candidate of stems.flatMap((x) => [`${x}.context.yaml`, `${x}.context.yml`])) {
     dependencies.push(candidate);
     const doc = readConfig(host, candidate);
     if (doc) return { config: { path: candidate, inline: false, doc }, findings, dependencies };
@@ -233,6 +267,7 @@ export function bindTemplate(host: FileHost, template: TemplateDoc, options: Bin
       ...(zero ? { trustKnown: false } : {}),
       ...codeRenderOptions(registry, partials),
       ...(template.format === 'prompty' ? { readFile: besideTemplate(host, template.path) } : {}),
+      ...projectOf(host, template),
     },
     ...(costConfigPath !== undefined ? { costConfigPath } : {}),
     ...(declared !== undefined ? { declaredVersion: String(declared) } : {}),

@@ -11,7 +11,7 @@
 import type { FileHost } from '../host';
 import type { ConfigDoc, Finding, FixtureDoc, TemplateDoc } from '../types';
 import { BoundedCache } from '../cache';
-import { claimOf, parseTemplate } from '../language';
+import { claimOf, parseTemplate, templateFileOf } from '../language';
 import { parseConfig } from '../config/parse';
 import { fixtureName, parseFixture, resolveFixtureFiles } from '../fixture';
 import { scanHiddenCharacters, scanSecrets } from '../text/scan';
@@ -70,7 +70,8 @@ export interface FixtureHead {
 const fixtureHeads = new TextCache<FixtureHead>(4096, 64 * MB);
 
 export function readTemplate(host: FileHost, path: string): TemplateDoc | undefined {
-  const text = host.readFile(path);
+  // A template inside a file (BAML's `x.baml#F`) is read from its file.
+  const text = host.readFile(templateFileOf(path));
   return text === undefined ? undefined : templates.get(path, text, () => parseTemplate(path, text));
 }
 

@@ -90,6 +90,7 @@ export function buildTrace(env: PipelineEnv, slots: readonly SelectedSlot[], req
   trace.tokenizer = tokenizer.name;
   // The runtime line a .prompty request follows (Prompty 0.1.x or v2), as its engine rendered it.
   if (request.rendered.runtime !== undefined) trace.runtime = request.rendered.runtime;
+  if (request.rendered.request !== undefined) trace.provider_request = request.rendered.request;
   // A placeholder for a helper or partial of the application's code makes every count an estimate.
   trace.exact = env.exact && !request.rendered.estimate;
   trace.window = budget.window;
