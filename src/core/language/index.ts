@@ -80,3 +80,7 @@ export { findDelimiterPairs } from './delimiters';
 export { useBamlRuntime, BAML_PACKAGE, BAML_TESTED_VERSION } from './baml/runtime';
 export type { BamlRuntimeHost, BamlBuild, BamlRequest } from './baml/runtime';
 export type { DelimiterPair } from './delimiters';
+export { whatLoads, discoverAgentFiles, outlineAgentFile, checkAgentFiles, rootOf as agentRootOf } from './agents/load';
+export type { WhatLoads, AgentLoad, LoadedFile, NotLoaded, AgentFileOutline, WhatLoadsOptions } from './agents/load';
+export { AGENTS, AGENT_NAMES, agentFileKind } from './agents/kinds';
+export type { AgentId, AgentFileKind } from './agents/kinds';

@@ -7,8 +7,10 @@ import type { Claim, TemplateLanguage } from './language';
 import { dotpromptLanguage } from './dotprompt/language';
 import { promptyLanguage } from './prompty/language';
 import { bamlLanguage } from './baml/language';
+// Agent instruction files before any plain-files language: `.github/prompts/x.prompt.md` is a Copilot prompt file.
+import { agentsLanguage } from './agents/language';
 
-export const LANGUAGES: readonly TemplateLanguage[] = [dotpromptLanguage, promptyLanguage, bamlLanguage];
+export const LANGUAGES: readonly TemplateLanguage[] = [dotpromptLanguage, promptyLanguage, bamlLanguage, agentsLanguage];
 
 /** The language that claims a path, and how. */
 export function claimOf(path: string): { language: TemplateLanguage; claim: Claim } | undefined {

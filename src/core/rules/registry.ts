@@ -63,6 +63,11 @@ export const RULES: readonly RuleInfo[] = [
   { id: 'tool-not-allowed', severity: 'error', category: 'trust', description: "The template or fixture offers a tool, or an argument format, outside the config's tool allowlist." },
   { id: 'tool-result-stale', severity: 'info', category: 'assembly', description: 'A tool result is older than its max_age at the reference time.' },
   { id: 'cache-prefix-unstable', severity: 'info', category: 'slots', description: 'A slot that changes per request (history, evidence, user, tool results) is rendered before a stable one (policy, tool definitions, examples), so the stable text is never in the cached prefix.' },
+  // Coding agents' instruction files (src/core/language/agents, docs/agents.md).
+  { id: 'instruction-reference', severity: 'warning', category: 'content', description: "An instruction file's import, link or #file reference is missing, not a regular file, outside the workspace or closes an import cycle: the agent loads nothing from it (and it is never read)." },
+  { id: 'instruction-pattern-unmatched', severity: 'warning', category: 'config', description: "An instruction file's applyTo (Copilot) or globs (Cursor) pattern matches no file in the workspace, so the agent never loads the file by it." },
+  { id: 'instruction-budget', severity: 'warning', category: 'budget', description: "The instructions an agent sends with every request exceed the budget the workspace's agents config sets for it." },
+  { id: 'instruction-duplicate', severity: 'info', category: 'content', description: 'A paragraph of instructions repeats one of another instruction file; an agent that loads both pays for it twice.', heuristic: true },
 ];
 
 const byId = new Map(RULES.map((r) => [r.id, r]));
