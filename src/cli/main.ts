@@ -32,6 +32,7 @@ import { VERSION } from './version';
 import { countsExact } from '../core/tokens/exact';
 import { installCliModelFiles, modelsCmd } from './models';
 import { commandHelp } from './help';
+import { agentsCmd } from './agents';
 
 class UsageError extends Error {}
 
@@ -49,6 +50,7 @@ Usage:
   ctxlens variants <template> --move ID [--positions start,middle,end] [--fixture F] [--provider openai|anthropic] [--format json|jsonl|text] [--out DIR]
   ctxlens diff <template> [--fixture A [--fixture B]] [--model A [--model B]] [--budget SPEC [--budget SPEC]] [--format text|json]
   ctxlens models [QUERY] [--format text|json]
+  ctxlens agents [PATH] [--agent copilot|agents-md|claude|cursor|gemini] [--format text|json] [--model NAME]
   ctxlens report --base REF [paths...] [--format text|json|markdown] [--out FILE] [--max-token-increase N|N%] [--max-cost-increase USD|N%] [--fail-on new-errors,dropped-required]
 
 Exit codes: 0 clean, 1 findings at error level (or a request that does not fit), 2 usage or internal error.
@@ -125,6 +127,8 @@ export function run(argv: string[], io: Io): number | Promise<number> {
         return reportCmd(rest, io);
       case 'models':
         return modelsCmd(rest, io, (m) => new UsageError(m));
+      case 'agents':
+        return agentsCmd(rest, io, (m) => new UsageError(m));
       case '--version':
       case '-v':
         io.out(VERSION + '\n');

@@ -84,3 +84,5 @@ export { whatLoads, discoverAgentFiles, outlineAgentFile, checkAgentFiles, rootO
 export type { WhatLoads, AgentLoad, LoadedFile, NotLoaded, AgentFileOutline, WhatLoadsOptions } from './agents/load';
 export { AGENTS, AGENT_NAMES, agentFileKind } from './agents/kinds';
 export type { AgentId, AgentFileKind } from './agents/kinds';
+export { readAgentsConfig, AGENTS_CONFIG } from './agents/config';
+export type { AgentsConfig } from './agents/config';
