@@ -121,7 +121,13 @@ const ERROR_RULES = new Set(['template-invalid', 'unsupported-feature', 'fixture
  * Cases that still differ through the product, with their cause; each must still differ, so the
  * list only shrinks.
  */
-const KNOWN: Record<string, string> = {};
+const KNOWN: Record<string, string> = {
+  'v1-asked-0003': "The product never reads the application's environment: an unset ${env:NAME} without a default in model.configuration fails 0.1.x's load, and the product renders the file (the engine, given the environment, refuses it).",
+  'v2-asked-0014': 'As v1-asked-0003, in the v2 model.connection.',
+  'v1-asked-0053': 'The library refuses slot values nested deeper than 64 levels (assemble throws a FixtureValueError); the runtime renders a value 70 levels deep (the engine renders it exactly).',
+  'v2-asked-0075': 'As v1-asked-0053.',
+  'v2-asked-0078': 'As v1-asked-0053.',
+};
 
 /** Findings that say a file cannot be read or rendered. */
 const UNREADABLE_RULES = new Set(['template-invalid', 'file-reference', 'fixture-invalid']);

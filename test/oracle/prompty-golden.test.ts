@@ -16,9 +16,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GOLDEN_DIR, GOLDEN_FILES, compare, lineOf, readGolden, renderCase, type Bucket, type GoldenCase, type Outcome } from './promptyGolden';
+import { GOLDEN_DIR, GOLDEN_FILES, compare, lineOf, mask, partsOf, readGolden, renderCase, type Bucket, type GoldenCase, type Outcome } from './promptyGolden';
+import { toOpenAI } from '../../src/core/export';
+import type { Role } from '../../src/core/types';
 
-const KNOWN: Record<string, string> = JSON.parse(fs.readFileSync(path.join(GOLDEN_DIR, 'known-differences.json'), 'utf8')).cases;
+const KNOWN_FILE = JSON.parse(fs.readFileSync(path.join(GOLDEN_DIR, 'known-differences.json'), 'utf8')) as { cases: Record<string, string>; provider_messages?: Record<string, string> };
+const KNOWN: Record<string, string> = KNOWN_FILE.cases;
+const KNOWN_PROVIDER: Record<string, string> = KNOWN_FILE.provider_messages ?? {};
 const ACCEPTED: ReadonlySet<Bucket> = new Set(['exact', 'reported', 'error-agrees']);
 
 describe.each(GOLDEN_FILES)('%s', (file) => {
@@ -43,6 +47,30 @@ describe.each(GOLDEN_FILES)('%s', (file) => {
 
   it('lists only cases that still differ (fixed cases leave known-differences.json)', () => {
     const fixed = [...outcomes].filter(([id, { o }]) => KNOWN[id] !== undefined && ACCEPTED.has(o.bucket)).map(([id]) => id);
+    expect(fixed).toEqual([]);
+  });
+
+  // family:asked: the parts of each message as the runtime saves them (`message_parts`).
+  it('keeps the parts of every message as the runtime does (message_parts)', () => {
+    const withParts = [...outcomes.values()].filter(({ c }) => c.message_parts !== undefined);
+    if (file === 'golden-v2.jsonl') expect(withParts.length).toBeGreaterThan(5);
+    for (const { c } of withParts) expect(mask(JSON.stringify(partsOf(renderCase(c).messages, lineOf(c)))), c.id).toBe(mask(JSON.stringify(c.message_parts)));
+  });
+
+  // family:asked: what the runtime's OpenAI executor sends (`provider_messages`), against the
+  // product's Chat Completions messages (export.ts toOpenAI) of the same render.
+  it('sends what the runtime sends to OpenAI (provider_messages), or the difference is listed', () => {
+    const unexpected: string[] = [];
+    const fixed: string[] = [];
+    for (const { c } of outcomes.values()) {
+      if (c.provider_messages === undefined) continue;
+      const r = renderCase(c);
+      const sent = toOpenAI(r.messages.map((m) => ({ role: m.role as Role, content: m.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''), parts: m.parts.map((p) => (p.type === 'media' ? { text: '', media: { url: p.url } } : { text: p.type === 'text' ? p.text : '' })) })));
+      const same = mask(JSON.stringify(sent)) === mask(JSON.stringify(c.provider_messages));
+      if (!same && KNOWN_PROVIDER[c.id] === undefined) unexpected.push(`${c.id}\n  got  ${JSON.stringify(sent)}\n  want ${JSON.stringify(c.provider_messages)}`);
+      if (same && KNOWN_PROVIDER[c.id] !== undefined) fixed.push(c.id);
+    }
+    expect(unexpected).toEqual([]);
     expect(fixed).toEqual([]);
   });
 

@@ -9,12 +9,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PyFloat } from '../../src/core/language/jinja/values';
-import { promptyRuntimeInputs, renderPrompty, type PromptyLine, type PromptyResult } from '../../src/core/language/prompty/engine';
+import { promptyRuntimeInputs, renderPrompty, type PromptyLine, type PromptyLoader, type PromptyResult } from '../../src/core/language/prompty/engine';
 import type { EngineMessage, EnginePart } from '../../src/core/language/engineTypes';
 
 export interface GoldenCase {
   id: string;
-  runtime: 'prompty 0.1.50' | 'prompty 0.1.24' | 'prompty v2';
+  runtime: string;
   files: Record<string, string>;
   inputs?: Record<string, unknown>;
   status: 'ok' | 'ok-not-chat' | 'load-error' | 'prepare-error';
@@ -22,6 +22,14 @@ export interface GoldenCase {
   error?: string;
   features: string[];
   env_dummies?: string[];
+  /** v2, family:asked: each message's parts as the runtime's ContentPart.save() writes them. */
+  message_parts?: unknown[][];
+  /** v2, family:asked: the `messages` the runtime's OpenAI executor builds. */
+  provider_messages?: unknown[];
+  /** azure-ai-inference: `from_string` instead of `from_prompty` (the template is files["template.txt"]). */
+  call?: { method: string; api?: string; model_name?: string };
+  /** promptflow: the innermost cause of the error. */
+  error_cause?: string;
 }
 
 export const GOLDEN_DIR = path.join(__dirname, 'prompty-golden');
@@ -102,8 +110,20 @@ export function lineOf(c: GoldenCase): PromptyLine {
   return c.runtime === 'prompty v2' ? 'v2' : '0.1';
 }
 
+/** The loader whose answer a case holds (undefined: Prompty's own runtime line). */
+export function loaderOf(c: GoldenCase): PromptyLoader | undefined {
+  if (c.runtime.startsWith('promptflow')) return 'promptflow';
+  if (c.runtime.startsWith('azure-ai-inference')) return 'azure-ai-inference';
+  return undefined;
+}
+
+/** The golden files of the other loaders (same line schema). */
+export const LOADER_FILES = ['golden-promptflow.jsonl', 'golden-azure-inference.jsonl'];
+
 /** Renders a case as its runtime line does, in process; files are read from the case itself. */
 export function renderCase(c: GoldenCase): PromptyResult {
+  const loader = loaderOf(c);
+  if (loader) return renderLoaderCase(c, loader);
   const line = lineOf(c);
   const source = c.files['case.prompty'];
   const readFile = (rel: string): string | undefined => {
@@ -117,8 +137,27 @@ export function renderCase(c: GoldenCase): PromptyResult {
   return renderPrompty(source, data, { line, readFile, env, templates: {}, fileName: 'case.prompty' });
 }
 
+/**
+ * A case of another loader's file: no environment variable is set for them (no dummies), and
+ * azure-ai-inference's `from_string` cases render the template string.
+ */
+function renderLoaderCase(c: GoldenCase, loader: PromptyLoader): PromptyResult {
+  const readFile = (rel: string): string | undefined => {
+    const key = path.posix.normalize(rel.replace(/\\/g, '/'));
+    return Object.prototype.hasOwnProperty.call(c.files, key) ? c.files[key] : undefined;
+  };
+  const env = (): string | undefined => undefined;
+  if (c.call?.method === 'from_string') {
+    const data = c.inputs && typeof c.inputs.data === 'object' && c.inputs.data !== null && !Array.isArray(c.inputs.data) ? (c.inputs.data as Record<string, unknown>) : (c.inputs ?? {});
+    return renderPrompty(c.files['template.txt'], data, { loader, fromString: true });
+  }
+  const source = c.files['case.prompty'];
+  const data = promptyRuntimeInputs(source, c.inputs, readFile, undefined, env, loader);
+  return renderPrompty(source, data, { loader, readFile, env, templates: {}, fileName: 'case.prompty' });
+}
+
 function partOf(p: EnginePart, line: PromptyLine): unknown {
-  if (line === '0.1') return p.type === 'text' ? { type: 'text', text: p.text } : p.type === 'media' ? { type: 'image_url', image_url: { url: p.url } } : { type: 'section', name: p.name };
+  if (line === '0.1') return p.type === 'text' ? { type: 'text', text: p.text } : p.type === 'media' ? { type: 'image_url', image_url: p.detail !== undefined ? { url: p.url, detail: p.detail } : { url: p.url } } : { type: 'section', name: p.name };
   if (p.type === 'text') return { kind: 'text', value: p.text };
   if (p.type === 'media') {
     const d: Record<string, unknown> = { kind: p.kind ?? 'image', source: p.url };
@@ -134,16 +173,24 @@ export function serialise(messages: EngineMessage[], line: PromptyLine): unknown
   return messages.map((m) => {
     const allText = m.parts.every((p) => p.type === 'text');
     const texts = m.parts.map((p) => (p.type === 'text' ? p.text : ''));
-    const content = line === '0.1' ? (allText && m.parts.length === 1 && !m.contentList ? texts[0] : m.parts.map((p) => partOf(p, line))) : allText ? texts.join('\n') : m.parts.map((p) => partOf(p, line));
+    const content = line === '0.1' ? (allText && m.parts.length === 1 && !m.contentList ? texts[0] : m.parts.map((p) => partOf(p, line))) : allText ? texts.join('') : m.parts.map((p) => partOf(p, line));
     const out: Record<string, unknown> = { role: m.role, content };
     if (line === 'v2' && m.metadata && Object.keys(m.metadata).length) out.metadata = m.metadata;
+    // promptflow's messages carry name / tool_call_id beside role and content (before content).
+    if (line === '0.1' && m.metadata) return { role: m.role, ...m.metadata, content };
     return out;
   });
 }
 
+/** Each message's parts in the runtime's own form (`message_parts` of the golden files). */
+export function partsOf(messages: EngineMessage[], line: PromptyLine): unknown[][] {
+  return messages.map((m) => m.parts.map((p) => partOf(p, line)));
+}
+
 /** What the golden files mask: v2's nonces. (Addresses are printed as 0xADDR by the engine itself.) */
 export function mask(s: string): string {
-  return s.replace(/nonce=\\?"[0-9a-f]{16}\\?"/g, (m) => m.replace(/[0-9a-f]{16}/, 'NONCE')).replace(/__PROMPTY_THREAD_[0-9a-f]{8}_/g, '__PROMPTY_THREAD_NONCE_');
+  return s
+    .replace(/e5ca9e00-0000-4000-8000-e5ca9e[0-9a-f]{6}/gi, 'UUID').replace(/nonce=\\?"[0-9a-f]{16}\\?"/g, (m) => m.replace(/[0-9a-f]{16}/, 'NONCE')).replace(/__PROMPTY_THREAD_[0-9a-f]{8}_/g, '__PROMPTY_THREAD_NONCE_');
 }
 
 function canon(v: unknown): string {

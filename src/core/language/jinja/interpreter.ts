@@ -492,6 +492,8 @@ export class Interpreter implements BuiltinEnv {
    * Environment (Prompty 0.1.x): the mutating methods of list and dict work, range() has no MAX_RANGE.
    */
   sandboxed = true;
+  /** With `sandboxed`: Jinja2's mutable SandboxedEnvironment (promptflow), where the mutating methods of list and dict work. */
+  mutable = false;
   readonly missing = new Set<string>();
   /** The name the caller's loader knows the main template by (`self` prints it); null for a nameless one. */
   mainName: string | null = null;

@@ -666,6 +666,8 @@ export interface OpsEnv {
   getitem(obj: PyValue, key: PyValue): PyValue;
   /** False for Jinja2's plain Environment (Prompty 0.1.x): the mutating methods of list and dict work. */
   readonly sandboxed?: boolean;
+  /** Jinja2's (mutable) SandboxedEnvironment (promptflow): sandboxed, but the mutating methods of list and dict work. */
+  readonly mutable?: boolean;
 }
 
 export const MISSING: unique symbol = Symbol('missing');
@@ -732,14 +734,14 @@ function lookupAttrRaw(env: OpsEnv, obj: PyValue, name: string): PyValue | typeo
       const i = obj.names.indexOf(name);
       if (i >= 0) return obj.items[i];
     }
-    if (Array.isArray(obj) && LIST_UNSAFE.has(name)) return env.sandboxed === false ? listMutator(obj, name) : unsafe(obj, name);
+    if (Array.isArray(obj) && LIST_UNSAFE.has(name)) return env.sandboxed === false || env.mutable === true ? listMutator(obj, name) : unsafe(obj, name);
     if (Array.isArray(obj) && name === 'copy') return method('copy', (a, k) => (noArgs('copy', a, k), items.slice()));
     if (name === 'count') return method('count', (a, k) => (arity('count', a, k, 1, 1), items.filter((x) => x === a[0] || pyEq(x, a[0])).length));
     if (name === 'index') return method('index', (a, k) => seqIndex(items, a, k));
     return MISSING;
   }
   if (obj instanceof PyDict) {
-    if (DICT_UNSAFE.has(name)) return env.sandboxed === false ? dictMutator(env, obj, name) : unsafe(obj, name);
+    if (DICT_UNSAFE.has(name)) return env.sandboxed === false || env.mutable === true ? dictMutator(env, obj, name) : unsafe(obj, name);
     switch (name) {
       case 'get':
         return method('get', (a, k) => {

@@ -25,14 +25,40 @@ import type { Span } from '../../types';
 import { Interpreter, compileTemplate, unitOf, type RenderNote, type Unit } from '../jinja/interpreter';
 import { PY_WS, isPySpaceCode, pySplitlines, pyStrip } from '../jinja/pystr';
 import { LimitError, PY_KEY_ORDER, PyDict, PyError, PyFloat, Unsupported, fromJs, isMarkedTuple, markTuple, orderedEntries, pyStr as pyStrOf, setKeyOrder, type PyValue } from '../jinja/values';
-import { renderMustache, MustacheError, type MustacheDialect } from './mustache';
+import { renderMustache, tokenizeMustache, MustacheError, type MustacheDialect, type MustacheToken } from './mustache';
 import type { EngineIssue, EngineMessage, EnginePart, EngineResult } from '../engineTypes';
+import { ESCAPE_TOKEN, PromptflowFailure, PromptflowUnsupported, escapeRoles, parsePromptflowChat, promptflowModel, promptflowPreprocess, promptflowValues, promptflowYaml, resolvePromptflowRefs, splitPromptflow, unescapeRoles } from './promptflow';
 
 /** The runtime line a file follows. */
 export type PromptyLine = '0.1' | 'v2';
 
 /** How the trace, the hover and the preview name a runtime line. */
 export const PROMPTY_LINE_LABEL: Record<PromptyLine, string> = { '0.1': 'Prompty 0.1.x', v2: 'Prompty v2' };
+
+/**
+ * The program that loads a `.prompty` file: Prompty's own Python runtimes (the two lines), or
+ * another loader of the format with rules of its own (promptflow's `Prompty`, azure-ai-inference's
+ * `PromptTemplate`, Prompty's TypeScript and .NET runtimes). See docs/prompty-runtimes.md.
+ */
+export type PromptyLoader = 'prompty-0.1' | 'prompty-2' | 'promptflow' | 'azure-ai-inference' | 'typescript' | 'dotnet';
+export const PROMPTY_LOADERS: readonly PromptyLoader[] = ['prompty-0.1', 'prompty-2', 'promptflow', 'azure-ai-inference', 'typescript', 'dotnet'];
+
+/** How a loader is named in findings, the hover, the preview and the trace. */
+export const PROMPTY_LOADER_LABEL: Record<PromptyLoader, string> = {
+  'prompty-0.1': 'Prompty 0.1.x',
+  'prompty-2': 'Prompty v2 (2.0.0b3)',
+  promptflow: "promptflow's Prompty (promptflow-core 1.18)",
+  'azure-ai-inference': "azure-ai-inference's PromptTemplate (1.0.0b9)",
+  typescript: "Prompty's TypeScript runtime",
+  dotnet: "Prompty's .NET runtime",
+};
+
+/** The loaders that read the file as one of Prompty's runtime lines reads it. */
+function loaderLine(loader: PromptyLoader | undefined): PromptyLine | undefined {
+  if (loader === 'prompty-0.1' || loader === 'azure-ai-inference' || loader === 'promptflow') return '0.1';
+  if (loader === 'prompty-2') return 'v2';
+  return undefined;
+}
 
 export interface PromptyOptions {
   /** Overrides the engine the front matter names (`template:`). */
@@ -60,11 +86,21 @@ export interface PromptyOptions {
   fileName?: string;
   /** The application's environment, for load checks of `${env:…}` references (the analysis gives none). */
   env?: (name: string) => string | undefined;
+  /**
+   * The program that loads the file (docs/prompty-runtimes.md). Absent: Prompty's runtime line the
+   * front matter targets. `azure-ai-inference` and `promptflow` read the older format with rules
+   * of their own; `fromString` is azure-ai-inference's `PromptTemplate.from_string` (the source is
+   * the template string, no front matter).
+   */
+  loader?: PromptyLoader;
+  fromString?: boolean;
 }
 
 /** An engine result with what the runtime line adds. */
 export interface PromptyResult extends EngineResult {
   line: PromptyLine;
+  /** The loader that was followed, when the caller named one. */
+  loader?: PromptyLoader;
   /** 0.1.x with `model.api` other than chat or `parser: NOOP`: the runtime returns the rendered text, not messages. */
   notChat?: boolean;
   /** False when a placeholder stands for text the runtime would print differently. */
@@ -177,7 +213,7 @@ function frontMatterData(yamlText: string): Record<string, unknown> | undefined 
         if (out && notes.length) {
           // The tag (`!!set`, `!!python/tuple`) is written before the node's own range.
           for (const n of notes) {
-            if (n.kind === 'too-deep') continue;
+            if (n.kind === 'too-deep' || n.kind === 'key-types') continue;
             const bang = yamlText.lastIndexOf('!', n.range[0]);
             if (bang >= 0) n.range[0] = yamlText[bang - 1] === '!' ? bang - 1 : bang;
           }
@@ -273,9 +309,10 @@ interface YamlNote {
    * `python-tag`: a `!!python/…` tag 0.1.x's FullLoader types as this engine does (tuple, str, unicode);
    * `python-other`: another `!!python/…` tag (a complex, a name…), not reproduced on 0.1.x;
    * `unknown-tag`: a tag neither loader has a constructor for; `set`: a `!!set`.
-   * v2's `yaml.safe_load` refuses every `!!python/…` tag.
+   * v2's `yaml.safe_load` refuses every `!!python/…` tag. `key-types`: a mapping whose keys are
+   * of different Python types (`1:` an int beside `"1":` a str), which this engine keys by text.
    */
-  kind: 'python-tag' | 'python-other' | 'unknown-tag' | 'set' | 'too-deep';
+  kind: 'python-tag' | 'python-other' | 'unknown-tag' | 'set' | 'too-deep' | 'key-types';
   tag: string;
   range: [number, number];
 }
@@ -309,6 +346,7 @@ function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed, notes?:
     if (node.tag === 'tag:yaml.org,2002:set') notes?.push({ kind: 'set', tag: node.tag, range: tagRange(node) });
     const out: Record<string, unknown> = {};
     const order: string[] = [];
+    const keyTypes = new Set<string>();
     for (const pair of node.items) {
       // YAML 1.1 merge keys (`<<: *base`, or a list of them): the merged entries lie under the map's own.
       if (isScalar(pair.key) && pair.key.source === '<<' && pair.key.type === 'PLAIN') {
@@ -324,10 +362,12 @@ function pyYamlValue(node: unknown, depth: number, doc: Document.Parsed, notes?:
         continue;
       }
       const k = pyYamlValue(pair.key, depth + 1, doc, notes);
+      keyTypes.add(typeof k === 'string' ? 'str' : typeof k === 'bigint' ? 'number' : k instanceof PyFloat ? 'float' : typeof k);
       const key = k instanceof PyFloat ? String(k.v) : String(k);
       if (!Object.prototype.hasOwnProperty.call(out, key)) order.push(key);
       Object.defineProperty(out, key, { value: pyYamlValue(pair.value, depth + 1, doc, notes), enumerable: true, writable: true, configurable: true });
     }
+    if (keyTypes.size > 1) notes?.push({ kind: 'key-types', tag: '', range: tagRange(node) });
     // A JS object lists integer-like keys first; the dict PyYAML builds keeps the file's order.
     if (order.some((k) => /^(?:0|[1-9][0-9]*)$/.test(k))) setKeyOrder(out, order);
     return out;
@@ -446,19 +486,20 @@ export function findImages(s: string): ImageMatch[] {
  * render strips. `newlinesOnly` is v2's `strip("\n")`.
  */
 function stripText(s: string, newlinesOnly = false): string {
-  const isMark = (c: number): boolean => c === 0xe000 || c === 0xe001 || (c >= 0xe100 && c <= 0xe1ff);
   const drop = (c: number): boolean => (newlinesOnly ? c === 10 : isPySpaceCode(c));
   if (!/[\uE000-\uE1FF]/.test(s)) return newlinesOnly ? pyStrip(s, '\n', true, true) : pyStrip(s, null, true, true);
+  const marks = markMap(s);
+  const isMarkAt = (i: number): boolean => marks[i] === 1;
   const keep = new Uint8Array(s.length).fill(1);
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (isMark(c)) continue;
+    if (isMarkAt(i)) continue;
     if (!drop(c)) break;
     keep[i] = 0;
   }
   for (let i = s.length - 1; i >= 0; i--) {
     const c = s.charCodeAt(i);
-    if (isMark(c)) continue;
+    if (isMarkAt(i)) continue;
     if (!drop(c) || !keep[i]) break;
     keep[i] = 0;
   }
@@ -467,9 +508,38 @@ function stripText(s: string, newlinesOnly = false): string {
   return out;
 }
 
+/**
+ * Which characters of `s` are the assembly's attribution marks (1): an open mark U+E000 with its six
+ * digits (U+E100–U+E1FF), or a close mark U+E001. A private-use character of the text itself (a
+ * lone U+E000, a digit character without its open mark) is text, as Python reads it.
+ */
+function markMap(s: string): Uint8Array {
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0xe001) out[i] = 1;
+    else if (c === 0xe000 && i + 6 < s.length) {
+      let digits = true;
+      for (let k = i + 1; k <= i + 6; k++) {
+        const d = s.charCodeAt(k);
+        if (!(d >= 0xe100 && d <= 0xe1ff)) digits = false;
+      }
+      if (digits) {
+        out.fill(1, i, i + 7);
+        i += 6;
+      }
+    }
+  }
+  return out;
+}
+
 /** Text with the attribution marks removed, to test whether a chunk is empty as the plain render would. */
 function unmarked(s: string): string {
-  return s.replace(/[\uE000\uE001\uE100-\uE1FF]/g, '');
+  if (!/[\uE000\uE001]/.test(s)) return s;
+  const marks = markMap(s);
+  let out = '';
+  for (let i = 0; i < s.length; i++) if (!marks[i]) out += s[i];
+  return out;
 }
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -511,7 +581,7 @@ function inlineImage(item: string, readFile: PromptyOptions['readFile']): string
 }
 
 /** PromptyChatParser.parse_content of 0.1.x: a string, or parts when an image pattern matched. */
-function parseContent01(content: string, readFile: PromptyOptions['readFile']): EnginePart[] {
+function parseContent01(content: string, readFile: PromptyOptions['readFile'], imagesAsWritten = false): EnginePart[] {
   const matches = findImages(content);
   if (!matches.length) return [{ type: 'text', text: content }];
   // re.split with two groups: text, alt, filename, text, …
@@ -526,7 +596,8 @@ function parseContent01(content: string, readFile: PromptyOptions['readFile']): 
   let cur = 0;
   for (const chunk of chunks) {
     if (cur < matches.length && chunk === matches[cur].alt) {
-      items.push({ type: 'media', url: inlineImage(pyStrip(matches[cur].filename.split(' ')[0], null, true, true), readFile) });
+      const item = pyStrip(matches[cur].filename.split(' ')[0], null, true, true);
+      items.push({ type: 'media', url: imagesAsWritten ? item : inlineImage(item, readFile) });
     } else if (cur < matches.length && chunk === matches[cur].filename) cur++;
     else {
       const t = stripText(chunk);
@@ -583,7 +654,7 @@ function splitRoles01(data: string): string[] {
   return out;
 }
 
-function parseChat01(data: string, readFile: PromptyOptions['readFile']): EngineMessage[] {
+function parseChat01(data: string, readFile: PromptyOptions['readFile'], imagesAsWritten = false): EngineMessage[] {
   const chunks = splitRoles01(data).filter((c) => pyStrip(unmarked(c), null, true, true).length > 0);
   if (!chunks.length) throw new RuntimeFailure('IndexError', 'list index out of range (the template renders to nothing: Prompty 0.1 cannot parse it)');
   if (!isRole01(chunks[0])) chunks.unshift('system');
@@ -593,7 +664,7 @@ function parseChat01(data: string, readFile: PromptyOptions['readFile']): Engine
   for (let i = 0; i < chunks.length; i += 2) {
     const role = pyStrip(chunks[i], null, true, true).toLowerCase();
     const content = stripText(chunks[i + 1]);
-    const parts = parseContent01(content, readFile);
+    const parts = parseContent01(content, readFile, imagesAsWritten);
     const m: EngineMessage = { role, parts };
     if (parts.length !== 1 || parts[0].type !== 'text' || parts[0].text !== content) m.contentList = true;
     messages.push(m);
@@ -891,7 +962,17 @@ function settingsOf(fm: Record<string, unknown> | undefined, options: PromptyOpt
 
 /** source: the WHOLE .prompty file text; data: the inputs. */
 export function renderPrompty(source: string, data: Record<string, unknown>, options: PromptyOptions = {}): PromptyResult {
+  const loader = options.loader;
+  if (loader === undefined) return renderLine(source, data, options);
+  if (loader === 'azure-ai-inference' && options.fromString) return { ...renderAzureString(source, data), loader };
+  if (loader === 'promptflow') return { ...renderPromptflow(source, data, options), loader };
+  const line = loaderLine(loader) ?? options.line;
+  return { ...renderLine(source, data, { ...options, ...(line ? { line } : {}) }), loader };
+}
+
+function renderLine(source: string, data: Record<string, unknown>, options: PromptyOptions): PromptyResult {
   const whole: Span = { start: 0, end: source.length };
+  const azure = options.loader === 'azure-ai-inference';
   const t = readText(source);
   const fmMatch = (options.line === 'v2' ? FRONT_MATTER_V2 : FRONT_MATTER).exec(t.text);
   let fm = fmMatch ? frontMatterData(fmMatch[1]) : undefined;
@@ -907,6 +988,9 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
     fm = withBases(fm, bases);
   }
   const s = settingsOf(fm, options);
+  // azure-ai-inference renders mustache unless the front matter names another engine (which it then lacks).
+  if (azure) s.format = azureTemplateType(fm);
+  const label = options.loader ? PROMPTY_LOADER_LABEL[options.loader] : PROMPTY_LINE_LABEL[s.line];
   if (source.length > MAX_SOURCE) return failure(s.line, 'unsupported-feature', `The file is larger than ${MAX_SOURCE} characters; it is not rendered.`, whole);
   const m = s.line === 'v2' && !options.line ? FRONT_MATTER_V2.exec(t.text) : fmMatch;
   if (!m) {
@@ -919,11 +1003,12 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
     const start = toSource(t, fmOffset + n.range[0]);
     return { start, end: Math.max(start, toSource(t, fmOffset + n.range[1])) };
   };
-  const badTag = notes.find((n) => n.kind === 'unknown-tag' || (s.line === 'v2' && n.kind !== 'set'));
-  if (badTag) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its YAML loader (${s.line === 'v2' ? 'yaml.safe_load' : "PyYAML's FullLoader"}) has no constructor for the tag '${badTag.tag}' (ConstructorError).`, noteSpan(badTag));
+  const safeLoader = s.line === 'v2' || azure;
+  const badTag = notes.find((n) => n.kind === 'unknown-tag' || (safeLoader && (n.kind === 'python-tag' || n.kind === 'python-other')));
+  if (badTag) return failure(s.line, 'template-invalid', `${label} cannot load this file: its YAML loader (${safeLoader ? 'yaml.safe_load' : "PyYAML's FullLoader"}) has no constructor for the tag '${badTag.tag}' (ConstructorError).`, noteSpan(badTag));
   if (s.line === 'v2' && !fm) {
     const type = frontMatterNonMapping(m[1]);
-    if (type !== undefined) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its front matter is a ${type}, not a mapping (TypeError: ${type === 'list' ? 'list indices must be integers or slices, not str' : `'${type}' object does not support item assignment`}).`, frontMatterSpan(t, m));
+    if (type !== undefined) return failure(s.line, 'template-invalid', `${label} cannot load this file: its front matter is a ${type}, not a mapping (TypeError: ${type === 'list' ? 'list indices must be integers or slices, not str' : `'${type}' object does not support item assignment`}).`, frontMatterSpan(t, m));
   }
   const body = m[2];
   const bodyStart = m.index + m[0].length - body.length;
@@ -934,16 +1019,16 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
     const end = toSource(t, Math.min(bodyStart + Math.max(sp.end, sp.start), t.text.length));
     return { start, end: Math.max(start, end) };
   };
-  if (fmMatch && !fm && s.line === '0.1' && /^\s*$/.test(fmMatch[1])) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: its front matter is empty (TypeError: argument of type 'NoneType' is not iterable).`, frontMatterSpan(t, fmMatch));
+  if (fmMatch && !fm && s.line === '0.1' && /^\s*$/.test(fmMatch[1])) return failure(s.line, 'template-invalid', `${label} cannot load this file: its front matter is empty (TypeError: argument of type 'NoneType' is not iterable).`, frontMatterSpan(t, fmMatch));
   if (fm) {
     let err: string | undefined;
     try {
-      err = loadError(fm, s.line, options.readFile, options.env, options.line !== undefined);
+      err = azure ? loadErrorAzure(fm, options.readFile, options.env) : loadError(fm, s.line, options.readFile, options.env, options.line !== undefined);
     } catch (e) {
       if (e instanceof Unsupported) return failure(s.line, 'unsupported-feature', `Not rendered: ${e.message}.`, frontMatterSpan(t, m));
       throw e;
     }
-    if (err) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} cannot load this file: ${err}`, frontMatterSpan(t, m));
+    if (err) return failure(s.line, 'template-invalid', `${label} cannot load this file: ${err}`, frontMatterSpan(t, m));
   }
   const inputs: Record<string, unknown> = s.line === 'v2' ? { ...s.defaults, ...(data ?? {}) } : { ...(data ?? {}) };
   if (s.line === 'v2') {
@@ -957,6 +1042,7 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
   for (const n of notes) {
     if (n.kind === 'python-other') issues.push({ rule: 'unsupported-feature', message: `PyYAML's FullLoader makes a Python object of the tag '${n.tag}', which Context Lens does not reproduce: the value is read as plain YAML, so what the template prints of it may differ from Prompty.`, span: noteSpan(n) });
     else if (n.kind === 'too-deep') issues.push({ rule: 'unsupported-feature', message: 'The front matter nests values deeper than 64 levels: Context Lens reads what lies deeper as None, so what the template prints of it may differ from Prompty.', span: noteSpan(n) });
+    else if (n.kind === 'key-types') issues.push({ rule: 'unsupported-feature', message: "This YAML mapping has keys of different Python types (an integer key beside a string key): Python keeps them apart, and sorting or serialising them fails there (TypeError), while Context Lens reads every key as its text, so what the template prints of it may differ from Prompty.", span: noteSpan(n) });
     else if (n.kind === 'set') issues.push({ rule: 'unsupported-feature', message: "A YAML !!set is a Python set, whose order follows Python's string hashing: Context Lens reads it as a mapping of its members to None, so what the template prints of it may differ from Prompty.", span: noteSpan(n) });
     else continue;
     exact = false;
@@ -975,12 +1061,15 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
     }
   }
   const template = s.line === 'v2' && s.strict && s.format !== 'mustache' ? preRenderV2(body, nonce) : body;
-  const known = s.line === '0.1' ? ['jinja2', 'mustache', 'NOOP'] : ['jinja2', 'jinja', 'mustache'];
-  if (!known.includes(s.format)) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} has no renderer '${s.format}' (it renders ${known.join(', ')}).`, frontMatterSpan(t, m));
+  const known = azure ? ['mustache', 'NOOP'] : s.line === '0.1' ? ['jinja2', 'mustache', 'NOOP'] : ['jinja2', 'jinja', 'mustache'];
+  if (!known.includes(s.format)) return failure(s.line, 'template-invalid', `${label} has no renderer '${s.format}' (it renders ${known.join(', ')}${azure ? ': ValueError: Renderer ' + s.format + ' not found' : ''}).`, azure ? templateKeySpan(source, t, m) : frontMatterSpan(t, m));
 
   let rendered: string;
+  if (azure && 'data' in renderInputs && !isRecord(renderInputs.data)) return failure(s.line, 'template-invalid', `${label} takes a value named 'data' as all the values (create_messages(data=…)), and this one is not a mapping (TypeError: '${pyTypeName01(renderInputs.data)}' object is not a mapping).`, bodySpan);
   if (s.format === 'NOOP') rendered = body;
   else if (s.format === 'mustache') {
+    const attr = azure ? mustachePythonAttribute(body, renderInputs) : undefined;
+    if (attr) return failure(s.line, 'unsupported-feature', `Not rendered exactly as ${label} would: the mustache key '${attr.key}' reads a Python attribute of a value that is not a mapping (Python's getattr prints a class or a method with its memory address).`, mapSpan({ start: attr.start, end: attr.end }));
     try {
       rendered = renderMustache(s.line === 'v2' && s.strict ? preRenderV2(body, nonce) : body, renderInputs, (s.line === '0.1' ? 'prompty-0.1' : 'chevron') as MustacheDialect);
     } catch (e) {
@@ -1050,10 +1139,327 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
     const isExact = exact && !issues.some((i) => i.rule === 'unsupported-feature');
     return { rendered, messages, issues, line: s.line, exact: isExact, ...(isExact ? {} : { estimate: true as const }), ...(missing ? { missing } : {}) };
   } catch (e) {
-    if (e instanceof RuntimeFailure) return failure(s.line, 'template-invalid', `${PROMPTY_LINE_LABEL[s.line]} fails on the rendered text: ${e.pyType}: ${e.message}`, bodySpan, rendered);
+    if (e instanceof RuntimeFailure) return failure(s.line, 'template-invalid', `${label} fails on the rendered text: ${e.pyType}: ${e.message}`, bodySpan, rendered);
     if (e instanceof Unsupported) return failure(s.line, 'unsupported-feature', `Not rendered exactly as Prompty would: ${e.message}.`, bodySpan, rendered);
     throw e;
   }
+}
+
+// ---------------------------------------------------------------------------
+// azure-ai-inference's PromptTemplate (1.0.0b9, `azure.ai.inference.prompts`)
+// ---------------------------------------------------------------------------
+
+/** The engine azure-ai-inference renders with: `template:` as a string or `{type}`, else mustache. */
+function azureTemplateType(fm: Record<string, unknown> | undefined): string {
+  const t = fm?.template;
+  if (typeof t === 'string') return t;
+  if (isRecord(t)) return typeof t.type === 'string' ? t.type : 'mustache';
+  if (t !== undefined && t !== null) return String(t);
+  return 'mustache';
+}
+
+/** Where a top-level key of the front matter is written (its line), else the whole front matter. */
+function templateKeySpan(source: string, _value: unknown, m: RegExpExecArray): Span {
+  return fmKeySpan(source, 'template') ?? { start: 0, end: Math.min(source.length, m[0].length) };
+}
+
+/** The span of `key:` at the start of a line of the front matter, or undefined. */
+export function fmKeySpan(source: string, key: string): Span | undefined {
+  const block = promptyFrontMatterBlock(source);
+  if (!block) return undefined;
+  const re = new RegExp(`^${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[ \t]*:`, 'm');
+  const yaml = source.slice(block.yamlStart, block.yamlEnd);
+  const k = re.exec(yaml);
+  if (!k) return undefined;
+  const start = block.yamlStart + k.index;
+  const eol = source.indexOf('\n', start);
+  return { start, end: eol < 0 ? block.yamlEnd : Math.min(eol, block.yamlEnd) };
+}
+
+const AZURE_TOP = new Set(['name', 'description', 'authors', 'tags', 'version', 'base', 'basePrompty', 'model', 'sample', 'inputs', 'outputs', 'template', 'file', 'content']);
+const AZURE_MODEL = new Set(['api', 'configuration', 'parameters', 'response']);
+const AZURE_TEMPLATE = new Set(['type', 'parser']);
+const AZURE_PROPERTY = new Set(['type', 'default', 'description']);
+
+/**
+ * What azure-ai-inference's load() refuses: the attributes are normalized (`${env:NAME[:default]}`,
+ * `${file:x.json}`, any other `${…}` is an invalid attribute) and loaded into dataclasses, so an
+ * unknown key of the file, of `model`, of `template` or of an input fails, as does an input
+ * without `type`.
+ */
+function loadErrorAzure(fm: Record<string, unknown>, readFile: PromptyOptions['readFile'], env?: EnvReader): string | undefined {
+  if (YAML_ERROR in fm) return `YAMLError: ${String(fm[YAML_ERROR]).split('\n')[0]}`;
+  try {
+    normalizeAzure(fm, { readFile, env, dir: '', depth: 0, strict: true });
+  } catch (e) {
+    if (e instanceof RuntimeFailure) return `${e.pyType}: ${e.message}`;
+    throw e;
+  }
+  const model = fm.model;
+  if (model !== undefined) {
+    if (!isRecord(model)) return `ValueError: Error in model settings: ModelSettings() argument after ** must be a mapping, not ${pyTypeName01(model)}`;
+    const bad = Object.keys(model).find((k) => !AZURE_MODEL.has(k));
+    if (bad !== undefined) return `ValueError: Error in model settings: ModelSettings.__init__() got an unexpected keyword argument '${bad}'`;
+  }
+  const t = fm.template;
+  if (isRecord(t)) {
+    const bad = Object.keys(t).find((k) => !AZURE_TEMPLATE.has(k));
+    if (bad !== undefined) return `ValueError: Error in template loader: TemplateSettings.__init__() got an unexpected keyword argument '${bad}'`;
+  }
+  for (const key of ['inputs', 'outputs']) {
+    if (!(key in fm)) continue;
+    const props = fm[key];
+    if (!isRecord(props)) return `ValueError: Error in ${key}: '${pyTypeName01(props)}' object has no attribute 'items'`;
+    for (const v of Object.values(props)) {
+      if (!isRecord(v)) return `ValueError: Error in ${key}: azure.ai.inference.prompts._core.PropertySettings() argument after ** must be a mapping, not ${pyTypeName01(v)}`;
+      const bad = Object.keys(v).find((k) => !AZURE_PROPERTY.has(k));
+      if (bad !== undefined) return `ValueError: Error in ${key}: PropertySettings.__init__() got an unexpected keyword argument '${bad}'`;
+      if (!('type' in v)) return `ValueError: Error in ${key}: PropertySettings.__init__() missing 1 required positional argument: 'type'`;
+    }
+  }
+  const bad = Object.keys(fm).find((k) => !AZURE_TOP.has(k));
+  if (bad !== undefined) return `TypeError: Prompty.__init__() got an unexpected keyword argument '${bad}'`;
+  // prepare(): the parser `<template.parser>.<model.api>` (only prompty.chat is registered; NOOP parses nothing).
+  const parser = isRecord(t) ? (typeof t.parser === 'string' ? t.parser : '') : 'prompty';
+  const api = isRecord(model) ? String(model.api ?? '') : '';
+  if (parser !== 'NOOP' && `${parser}.${api}` !== 'prompty.chat' && !(parser === 'prompty' && ['completion', 'embedding', 'image'].includes(api))) return `ValueError: Parser ${parser}.${api} not found`;
+  if ('sample' in fm) {
+    const sample = normalizeAzure(fm.sample, { readFile, dir: '', depth: 0 });
+    if (!isRecord(sample)) return `AttributeError: '${pyTypeName01(sample)}' object has no attribute 'items'`;
+  }
+  return undefined;
+}
+
+const PY_ATTRIBUTES = /^(?:_.*|real|imag|numerator|denominator|conjugate|hex|fromhex|is_integer|as_integer_ratio|bit_length|bit_count|to_bytes|from_bytes|append|extend|insert|remove|pop|clear|index|count|sort|reverse|copy|keys|values|items|get|setdefault|update|popitem|fromkeys|capitalize|casefold|center|encode|endswith|expandtabs|find|format|format_map|isalnum|isalpha|isascii|isdecimal|isdigit|isidentifier|islower|isnumeric|isprintable|isspace|istitle|isupper|join|ljust|lower|lstrip|maketrans|partition|removeprefix|removesuffix|replace|rfind|rindex|rjust|rpartition|rsplit|rstrip|split|splitlines|startswith|strip|swapcase|title|translate|upper|zfill)$/;
+
+/**
+ * A mustache key that reads a Python attribute of a value that is not a mapping (`{{ s.__class__ }}`,
+ * `{{ flag.real }}`, `{{ items.pop }}`): chevron falls back to getattr there, and prints what Python
+ * makes of the attribute (a class, a bound method with its address). Not reproduced: the key, or undefined.
+ */
+function mustachePythonAttribute(template: string, data: Record<string, unknown>): MustacheToken | undefined {
+  let tokens: MustacheToken[];
+  try {
+    tokens = tokenizeMustache(template);
+  } catch {
+    return undefined;
+  }
+  for (const tok of tokens) {
+    if (tok.type !== 'variable' && tok.type !== 'no escape' && tok.type !== 'section' && tok.type !== 'inverted section') continue;
+    const parts = tok.key.split('.');
+    if (parts.length < 2) continue;
+    let scope: unknown = data;
+    for (const part of parts) {
+      if (isRecord(scope) && !(scope instanceof PyFloat) && Object.getPrototypeOf(scope) === Object.prototype) {
+        if (!Object.prototype.hasOwnProperty.call(scope, part)) break;
+        scope = scope[part];
+        continue;
+      }
+      if (Array.isArray(scope) && /^[+-]?\d+$/.test(part.trim())) {
+        const i = Number(part);
+        scope = scope[i < 0 ? scope.length + i : i];
+        continue;
+      }
+      if (scope !== null && scope !== undefined && PY_ATTRIBUTES.test(part)) return tok;
+      break;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * azure-ai-inference's Prompty.normalize: every string stripped; `${env:NAME}` / `${env:NAME:default}`
+ * (a default only when not empty), `${file:path}` (JSON, relative to the template's folder, nested
+ * references too), and any other `${…}` an invalid attribute. Without the application's
+ * environment (the analysis) a reference to it stays as written.
+ */
+function normalizeAzure(v: unknown, ctx: RefContext): unknown {
+  if (ctx.depth > 900) throw new RuntimeFailure('RecursionError', 'maximum recursion depth exceeded');
+  if (typeof v === 'string') {
+    const s = pyStrip(v, null, true, true);
+    if (!(s.startsWith('${') && s.endsWith('}'))) return s;
+    const parts = s.slice(2, -1).split(':');
+    if (parts[0] === 'env' && parts.length > 1) {
+      const value = ctx.env?.(parts[1]);
+      if (value !== undefined) return value;
+      if (parts.length > 2 && parts[2]) return parts[2];
+      if (ctx.strict && ctx.env) throw new RuntimeFailure('ValueError', `Variable ${parts[1]} not found in environment`);
+      return s;
+    }
+    if (parts[0] === 'file' && parts.length > 1) {
+      const rel = parts[1];
+      const full = joinPath('', rel);
+      const text = full === '..' || full.startsWith('../') ? undefined : ctx.readFile?.(full);
+      if (text === undefined) {
+        if (ctx.strict && ctx.readFile) throw new RuntimeFailure('FileNotFoundError', `File ${rel} not found`);
+        return s;
+      }
+      let parsed: unknown;
+      try {
+        parsed = parseJsonValues(text);
+      } catch (e) {
+        if (ctx.strict && e instanceof Unsupported) throw e;
+        if (ctx.strict) throw new RuntimeFailure('JSONDecodeError', `the file ${rel} is not JSON`);
+        return s;
+      }
+      if (Array.isArray(parsed) || isRecord(parsed)) return normalizeAzure(parsed, { ...ctx, depth: ctx.depth + 1 });
+      return parsed;
+    }
+    if (ctx.strict) throw new RuntimeFailure('ValueError', `Invalid attribute format (${s})`);
+    return s;
+  }
+  if (isMarkedTuple(v)) return v;
+  if (Array.isArray(v)) return v.map((x) => normalizeAzure(x, { ...ctx, depth: ctx.depth + 1 }));
+  if (isRecord(v) && Object.getPrototypeOf(v) === Object.prototype) {
+    const entries = orderedEntries(v);
+    const out = Object.fromEntries(entries.map(([k, x]) => [k, normalizeAzure(x, { ...ctx, depth: ctx.depth + 1 })]));
+    return PY_KEY_ORDER in v ? setKeyOrder(out, entries.map((e) => e[0])) : out;
+  }
+  return v;
+}
+
+/**
+ * azure-ai-inference's remove_leading_empty_space: leading blank lines go, and every line loses
+ * the smallest indentation of the non-blank lines (a tab after the indentation counts two more).
+ */
+function azureDedent(template: string): string {
+  const lines = pySplitlines(template);
+  let start = 0;
+  while (start < lines.length && pyStrip(lines[start], null, true, true) === '') start++;
+  let min = Number.MAX_SAFE_INTEGER;
+  for (const line of lines.slice(start)) {
+    if (pyStrip(line, null, true, true).length === 0) continue;
+    const rest = pyStrip(line, null, true, false);
+    const spaces = line.length - rest.length + (rest.split('\t').length - 1) * 2;
+    min = Math.min(min, spaces);
+  }
+  return lines
+    .slice(start)
+    .map((l) => l.slice(min))
+    .join('\n');
+}
+
+/** azure-ai-inference's `PromptTemplate.from_string(t).create_messages(**data)`: mustache, then the chat parser (no image files read). */
+function renderAzureString(template: string, data: Record<string, unknown>): PromptyResult {
+  const whole: Span = { start: 0, end: template.length };
+  const label = PROMPTY_LOADER_LABEL['azure-ai-inference'];
+  let rendered: string;
+  try {
+    rendered = renderMustache(azureDedent(template), data, 'prompty-0.1');
+  } catch (e) {
+    if (e instanceof MustacheError) return failure('0.1', 'template-invalid', `The mustache renderer refuses this template: ${e.message}`, e.span ?? whole);
+    if (e instanceof Unsupported) return failure('0.1', 'unsupported-feature', `Not rendered exactly as ${label} would: ${e.message}.`, whole);
+    throw e;
+  }
+  try {
+    return { rendered, messages: parseChat01(rendered, undefined, true), issues: [], line: '0.1', exact: true };
+  } catch (e) {
+    if (e instanceof RuntimeFailure) return failure('0.1', 'template-invalid', `${label} fails on the rendered text: ${e.pyType}: ${e.message}`, whole, rendered);
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// promptflow's Prompty (promptflow-core)
+// ---------------------------------------------------------------------------
+
+/**
+ * promptflow's `Prompty.load(path).render(**values)` (promptflow.ts holds its steps): the front
+ * matter up to the file's last `---` line, ruamel's YAML 1.2, the model's required keys, the
+ * values it picks, Jinja2 in its mutable SandboxedEnvironment with trim_blocks and
+ * keep_trailing_newline, role words escaped inside string values, and its chat parser.
+ */
+function renderPromptflow(source: string, data: Record<string, unknown>, options: PromptyOptions): PromptyResult {
+  const label = PROMPTY_LOADER_LABEL.promptflow;
+  const t = readText(source);
+  const split = splitPromptflow(t.text);
+  const head: Span = { start: 0, end: Math.min(source.length, 3) };
+  if (!split) return failure('0.1', 'template-invalid', `${label} cannot load this file: UserErrorException: Illegal formatting of prompty (it needs a front matter between --- lines, then the template).`, head);
+  const fmSpan: Span = { start: toSource(t, Math.max(0, split.yamlStart - 4)), end: toSource(t, split.bodyStart) };
+  const bodySpan: Span = { start: toSource(t, split.bodyStart), end: source.length };
+  const where = (w: PromptflowFailure['where']): Span => (w === 'body' ? bodySpan : w === 'inputs' ? fmKeySpan(source, 'inputs') ?? fmKeySpan(source, 'sample') ?? fmSpan : w === 'model' ? fmKeySpan(source, 'model') ?? fmSpan : fmSpan);
+  let configs: Record<string, unknown>;
+  let api: string;
+  try {
+    const raw = promptflowYaml(split.yaml);
+    if (!isRecord(raw)) return failure('0.1', 'template-invalid', `${label} cannot load this file: its front matter is not a mapping (AttributeError).`, fmSpan);
+    configs = resolvePromptflowRefs(raw, options.readFile, options.env, parseJsonValues) as Record<string, unknown>;
+    api = promptflowModel(configs);
+  } catch (e) {
+    if (e instanceof PromptflowFailure) return failure('0.1', 'template-invalid', `${label} cannot load this file: ${e.pyType}: ${e.message}`, where(e.where));
+    if (e instanceof PromptflowUnsupported) return failure('0.1', 'unsupported-feature', `Not rendered as ${label} would: ${e.message}.`, fmSpan);
+    throw e;
+  }
+  const mapSpan = (sp: Span | undefined): Span => {
+    if (!sp) return bodySpan;
+    const start = toSource(t, Math.min(split.bodyStart + sp.start, t.text.length));
+    const end = toSource(t, Math.min(split.bodyStart + Math.max(sp.end, sp.start), t.text.length));
+    return { start, end: Math.max(start, end) };
+  };
+  let values: Record<string, unknown>;
+  try {
+    values = promptflowValues(configs, data ?? {}, options.readFile, parseJsonValues);
+  } catch (e) {
+    if (e instanceof PromptflowFailure) return failure('0.1', 'template-invalid', `${label} refuses to render: ${e.pyType}: ${e.message}`, where(e.where));
+    if (e instanceof PromptflowUnsupported) return failure('0.1', 'unsupported-feature', `Not rendered as ${label} would: ${e.message}.`, where('inputs'));
+    if (e instanceof SyntaxError) return failure('0.1', 'template-invalid', `${label} cannot read the sample file: JSONDecodeError: ${e.message}`, where('inputs'));
+    throw e;
+  }
+  const body = promptflowPreprocess(split.body);
+  const { values: escaped, escapes } = api === 'completion' ? { values, escapes: new Map<string, string>() } : escapeRoles(values);
+  let rendered: string;
+  const issues: EngineIssue[] = [];
+  let exact = true;
+  try {
+    const main = compileTrimmed(MAIN, body);
+    const interp = new Interpreter(() => undefined);
+    interp.sandboxed = true;
+    interp.mutable = true;
+    if (options.missingValues === 'lenient') interp.lenient = true;
+    const vars = new Map<string, PyValue>();
+    const py = fromJs(escaped);
+    if (py instanceof PyDict) for (const [k, v] of py.entries()) if (typeof k === 'string') vars.set(k, v);
+    rendered = interp.render(main, vars);
+    for (const note of interp.notes) {
+      exact = false;
+      issues.push({ rule: 'unsupported-feature', message: noteMessage(note), span: body === split.body ? mapSpan(note.span) : bodySpan });
+    }
+  } catch (e) {
+    if (e instanceof PyError || e instanceof Unsupported || e instanceof LimitError) {
+      const span = body === split.body && (unitOf(e) === undefined || unitOf(e) === MAIN) ? mapSpan(e.span) : bodySpan;
+      if (e instanceof PyError) return failure('0.1', 'template-invalid', `Jinja2 refuses this template (${label} renders it): ${e.pyType}: ${unescapeRoles(e.message, escapes)}`, span);
+      return failure('0.1', 'unsupported-feature', `Not rendered exactly as ${label} would: ${e.message}.`, span);
+    }
+    if (e instanceof RangeError) return failure('0.1', 'unsupported-feature', 'Not rendered: the template nests too deeply.', bodySpan);
+    throw e;
+  }
+  if (api === 'completion') return { rendered, messages: [{ role: 'user', parts: [{ type: 'text', text: rendered }] }], issues, line: '0.1', notChat: true, exact, ...(exact ? {} : { estimate: true as const }) };
+  let messages: EngineMessage[];
+  try {
+    messages = parsePromptflowChat(rendered, escapes);
+  } catch (e) {
+    if (e instanceof PromptflowFailure) return failure('0.1', 'template-invalid', `${label} fails on the rendered text: ${e.pyType}: ${e.message}`, bodySpan, rendered);
+    if (e instanceof PromptflowUnsupported) return failure('0.1', 'unsupported-feature', `Not rendered as ${label} would: ${e.message}.`, bodySpan, rendered);
+    throw e;
+  }
+  // A role word's stand-in a filter changed (`|upper`, `|length`) stays in the text: Python prints a random uuid there.
+  if (messages.some((m) => m.parts.some((p) => p.type === 'text' && new RegExp(ESCAPE_TOKEN.source, 'i').test(p.text)))) {
+    exact = false;
+    issues.push({ rule: 'unsupported-feature', message: `${label} swaps role words inside values for random uuids while it renders; a filter changed one here, so the request holds a uuid Context Lens cannot know.`, span: bodySpan });
+  }
+  return { rendered, messages, issues, line: '0.1', exact, ...(exact ? {} : { estimate: true as const }) };
+}
+
+/** compileTemplate for jinja2's `trim_blocks=True, keep_trailing_newline=True` (promptflow's environment). */
+function compileTrimmed(name: string, source: string): Unit {
+  return (compileTemplate as (n: string, s: string, keep: boolean, env: { trimBlocks: boolean }) => Unit)(name, source, true, { trimBlocks: true });
+}
+
+/** The values promptflow's render gets before its own choice (promptflowValues): the caller's, as given. */
+function promptflowInputs(source: string, explicit: Record<string, unknown> | undefined, readFile?: (relativePath: string) => string | undefined): Record<string, unknown> {
+  void source;
+  void readFile;
+  return { ...(explicit ?? {}) };
 }
 
 function noteMessage(note: RenderNote): string {
@@ -1155,7 +1561,14 @@ function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: Pro
         const unresolved = typeof sample === 'string' && sample.startsWith('${') && (!readFile || !env);
         if (!isRecord(sample) && !unresolved) return `AttributeError: '${sample === null || sample === undefined ? 'NoneType' : Array.isArray(sample) ? 'list' : typeof sample === 'string' ? 'str' : typeof sample} object' has no attribute 'items'`;
       }
+      // load() normalizes every attribute: an environment reference the application's environment
+      // does not hold (and that names no default) fails there, wherever it is.
+      if (env) for (const [k, v] of Object.entries(fm)) if (k !== 'sample') normalize01(v, { env, dir: '', depth: 0, strict: true });
       return undefined;
+    }
+    if (env) {
+      const unset = unsetEnvV2(fm, env, '');
+      if (unset) return `ValueError: Environment variable '${unset[0]}' not set for key '${unset[1]}'`;
     }
     const model = fm.model;
     if (Array.isArray(model)) return `ValueError: Invalid data for Model`;
@@ -1196,6 +1609,26 @@ function loadError(fm: Record<string, unknown>, line: PromptyLine, readFile: Pro
     if (e instanceof RuntimeFailure) return `${e.pyType}: ${e.message}`;
     throw e;
   }
+}
+
+/** v2's `${env:NAME}` without a default whose variable the environment does not hold: [name, key]. */
+function unsetEnvV2(v: unknown, env: EnvReader, key: string, depth = 0): [string, string] | undefined {
+  if (depth > 64) return undefined;
+  if (typeof v === 'string') {
+    const m = /^\$\{env:([^:}]*)\}$/i.exec(v);
+    return m && env(m[1]) === undefined ? [m[1], key] : undefined;
+  }
+  if (Array.isArray(v)) {
+    for (const x of v) {
+      const r = unsetEnvV2(x, env, key, depth + 1);
+      if (r) return r;
+    }
+  } else if (isRecord(v))
+    for (const [k, x] of Object.entries(v)) {
+      const r = unsetEnvV2(x, env, k, depth + 1);
+      if (r) return r;
+    }
+  return undefined;
 }
 
 /**
@@ -1402,7 +1835,11 @@ export function parseJsonValues(text: string): unknown {
  * explicit inputs, or each declared input's `default`, else its `example` (what Prompty's preview
  * does; prepare() fills defaults itself). `readFile` reads next to the template.
  */
-export function promptyRuntimeInputs(source: string, explicit: Record<string, unknown> | undefined, readFile?: (relativePath: string) => string | undefined, line?: PromptyLine, env?: EnvReader): Record<string, unknown> {
+export function promptyRuntimeInputs(source: string, explicit: Record<string, unknown> | undefined, readFile?: (relativePath: string) => string | undefined, line?: PromptyLine, env?: EnvReader, loader?: PromptyLoader): Record<string, unknown> {
+  if (loader === 'promptflow') return promptflowInputs(source, explicit, readFile);
+  // create_messages(data=None, **kwargs): a value named `data` is taken as all the values.
+  if (loader === 'azure-ai-inference' && explicit && isRecord(explicit.data)) explicit = explicit.data;
+  line = loaderLine(loader) ?? line;
   const t = readText(source);
   const m = (line === 'v2' ? FRONT_MATTER_V2 : FRONT_MATTER).exec(t.text);
   const fm = m ? frontMatterData(m[1]) : undefined;
@@ -1417,7 +1854,13 @@ export function promptyRuntimeInputs(source: string, explicit: Record<string, un
     }
     return out;
   }
-  let own = normalize01(fm?.sample, { readFile, env, dir: '', depth: 0 });
+  const norm = loader === 'azure-ai-inference' ? normalizeAzure : normalize01;
+  let own: unknown;
+  try {
+    own = norm(fm?.sample, { readFile, env, dir: '', depth: 0 });
+  } catch {
+    own = undefined;
+  }
   let values: Record<string, unknown> = isRecord(own) ? own : {};
   // Each base's sample lies under the file's own (param_hoisting).
   let chain: BaseFile[] = [];
@@ -1427,7 +1870,11 @@ export function promptyRuntimeInputs(source: string, explicit: Record<string, un
     chain = [];
   }
   for (const b of chain) {
-    own = normalize01(b.fm.sample, { readFile, env, dir: b.dir, depth: 0 });
+    try {
+      own = norm(b.fm.sample, { readFile, env, dir: b.dir, depth: 0 });
+    } catch {
+      own = undefined;
+    }
     if (isRecord(own)) values = { ...own, ...values };
   }
   return { ...values, ...(explicit ?? {}) };
