@@ -5,8 +5,7 @@
  * layout that scrolls on its own) one anchor: the focused control when it is in view, else the
  * element nearest the top of the view, named by its `data-key` (controls) or `data-anchor`
  * (sections, messages, item blocks, table rows), and how far it sat from the top of the view. It
- * also notes the height of every block laid out with `content-visibility: auto` (messages, table
- * frames). After the render, `restorePlace` gives the new blocks those heights as their
+ * also notes the height of every block laid out with `content-visibility: auto` (messages). After the render, `restorePlace` gives the new blocks those heights as their
  * placeholder size, so that blocks off screen take the room they took before instead of 320 px,
  * and scrolls each scroller so that its anchor is back where it was, within a pixel. The control
  * that had focus gets it back (the same key; the n-th of that key when several share it), or, when
@@ -19,7 +18,7 @@
 /** Elements that name a place: controls (`data-key`) and blocks (`data-anchor`). */
 const PLACES = '[data-key], [data-anchor]';
 /** Blocks the stylesheet lays out only near the view (`content-visibility: auto`). */
-const LAZY = '.msg, .table-wrap';
+const LAZY = '.msg';
 
 interface Name {
   key: string;

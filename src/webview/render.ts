@@ -181,12 +181,9 @@ function toolbar(s: PreviewSnapshot, ctx: RenderContext): HTMLElement {
     el(
       'div',
       { class: 'pickers', attrs: { role: 'group', 'aria-label': 'Fixture, model and comparison' } },
-      el('label', { attrs: { for: 'fixture-picker' } }, 'Fixture'),
-      fixture,
-      el('label', { attrs: { for: 'model-picker' } }, 'Model'),
-      model,
-      el('label', { attrs: { for: 'compare-picker' } }, 'Compare with'),
-      compare,
+      el('span', { class: 'picker' }, el('label', { attrs: { for: 'fixture-picker' } }, 'Fixture'), fixture),
+      el('span', { class: 'picker' }, el('label', { attrs: { for: 'model-picker' } }, 'Model'), model),
+      el('span', { class: 'picker' }, el('label', { attrs: { for: 'compare-picker' } }, 'Compare with'), compare),
     ),
     el('div', { class: 'actions', attrs: { role: 'group', 'aria-label': 'Request actions' } }, copyOpenAi, copyAnthropic, exportTrace, refresh),
   );
@@ -410,8 +407,12 @@ function slotsSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations): H
           el(
             'th',
             { attrs: { scope: 'row' } },
-            coloured ? el('span', { class: `swatch seg-slot ${slotColour(line?.kind ?? t?.kind)}`, attrs: { 'aria-hidden': 'true' } }) : null,
-            revealButton(ctx, name, loc.slot(name), `slot ${name}`, `slot-${name}`),
+            el(
+              'span',
+              { class: 'slot-cell' },
+              coloured ? el('span', { class: `swatch seg-slot ${slotColour(line?.kind ?? t?.kind)}`, attrs: { 'aria-hidden': 'true' } }) : null,
+              revealButton(ctx, name, loc.slot(name), `slot ${name}`, `slot-${name}`),
+            ),
             line?.required ? badge('required', 'neutral', 'Never dropped to fit the request') : null,
           ),
           el('td', null, line?.kind ?? t?.kind ?? ''),

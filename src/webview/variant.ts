@@ -303,15 +303,16 @@ export function compareSection(c: PreviewComparison, ctx: RenderContext, w: Widg
     );
     const totals = el('table', { class: 'grid-table compare-totals' });
     totals.appendChild(el('caption', { class: 'sr-only' }, 'Input tokens and cost of A and B'));
-    totals.appendChild(el('thead', null, el('tr', null, ...['', 'A', 'B', 'Δ'].map((h, i) => el('th', { class: i > 0 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
+    // The difference, the result, comes first: a narrow panel shows it before the table scrolls.
+    totals.appendChild(el('thead', null, el('tr', null, ...['', 'Δ', 'A', 'B'].map((h, i) => el('th', { class: i > 0 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
     const tb = el('tbody');
-    tb.appendChild(el('tr', { attrs: { 'data-row': 'input' } }, el('th', { attrs: { scope: 'row' } }, 'Input tokens'), el('td', { class: 'num' }, fmt(d.input_tokens.a)), el('td', { class: 'num' }, fmt(d.input_tokens.b)), el('td', { class: 'num' }, signed(d.input_tokens.delta))));
-    if (d.cost) tb.appendChild(el('tr', { attrs: { 'data-row': 'cost' } }, el('th', { attrs: { scope: 'row' } }, 'Cost per request'), el('td', { class: 'num' }, fmtUsd(d.cost.a)), el('td', { class: 'num' }, fmtUsd(d.cost.b)), el('td', { class: 'num' }, signed(d.cost.delta, fmtUsd))));
+    tb.appendChild(el('tr', { attrs: { 'data-row': 'input' } }, el('th', { attrs: { scope: 'row' } }, 'Input tokens'), el('td', { class: 'num' }, signed(d.input_tokens.delta)), el('td', { class: 'num' }, fmt(d.input_tokens.a)), el('td', { class: 'num' }, fmt(d.input_tokens.b))));
+    if (d.cost) tb.appendChild(el('tr', { attrs: { 'data-row': 'cost' } }, el('th', { attrs: { scope: 'row' } }, 'Cost per request'), el('td', { class: 'num' }, signed(d.cost.delta, fmtUsd)), el('td', { class: 'num' }, fmtUsd(d.cost.a)), el('td', { class: 'num' }, fmtUsd(d.cost.b))));
     totals.appendChild(tb);
 
     const slots = el('table', { class: 'grid-table compare-slots' });
     slots.appendChild(el('caption', { class: 'sr-only' }, 'Per slot: items kept and tokens used by A and by B'));
-    slots.appendChild(el('thead', null, el('tr', null, ...['Slot', 'A kept', 'B kept', 'A tokens', 'B tokens', 'Δ'].map((h, i) => el('th', { class: i > 0 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
+    slots.appendChild(el('thead', null, el('tr', null, ...['Slot', 'Δ tokens', 'A kept', 'B kept', 'A tokens', 'B tokens'].map((h, i) => el('th', { class: i > 0 ? 'num' : undefined, attrs: { scope: 'col' } }, h)))));
     const sb = el('tbody');
     for (const s of d.slots) {
       const changed = s.kept_a !== s.kept_b || s.total_a !== s.total_b || s.tokens_a !== s.tokens_b || s.only_a.length + s.only_b.length + s.moved.length > 0;
@@ -321,11 +322,11 @@ export function compareSection(c: PreviewComparison, ctx: RenderContext, w: Widg
           { class: changed ? 'changed' : undefined, attrs: { 'data-slot': s.slot } },
           // Marked by a word, not by the colour alone.
           el('th', { attrs: { scope: 'row' } }, visibleNode(s.slot), changed ? w.badge('changed', 'warn changed-badge') : null),
+          el('td', { class: `num${s.tokens_b !== s.tokens_a ? ' warn-text' : ''}` }, signed(s.tokens_b - s.tokens_a)),
           el('td', { class: 'num' }, `${fmt(s.kept_a)} of ${fmt(s.total_a)}`),
           el('td', { class: 'num' }, `${fmt(s.kept_b)} of ${fmt(s.total_b)}`),
           el('td', { class: 'num' }, fmt(s.tokens_a)),
           el('td', { class: 'num' }, fmt(s.tokens_b)),
-          el('td', { class: `num${s.tokens_b !== s.tokens_a ? ' warn-text' : ''}` }, signed(s.tokens_b - s.tokens_a)),
         ),
       );
     }

@@ -3,7 +3,8 @@
  * built language server over LSP on a fresh copy of examples/): axe-core's WCAG 2.1 A/AA rules
  * over every state (each example, zero-config, compare by fixture, model and budget, what-if,
  * what-if overflow, assembly failed, a 1 MB request, a 30,000-character word, empty, error), in
- * the dark, light and high-contrast themes and in the one-column and two-column layouts, must find
+ * the dark, light and high-contrast themes and in the one-column and two-column layouts and at
+ * 320 px, must find
  * nothing. A new violation fails the test with its rule and nodes.
  */
 import type { Browser } from 'playwright-core';
@@ -27,12 +28,14 @@ let states: PanelState[];
 const panels = new Map<string, Panel>();
 
 /**
- * The one-column layout, tall enough that every section is on screen, and the two-column layout
- * of a wide panel (sticky toolbar, columns that scroll on their own).
+ * The one-column layout, tall enough that every section is on screen, the two-column layout of a
+ * wide panel (sticky toolbar, columns that scroll on their own), and a 320 px panel.
  */
 const LAYOUTS = [
   { name: 'one column', viewport: { width: 900, height: 2400 } },
   { name: 'two columns', viewport: { width: 1280, height: 1000 } },
+  // The narrowest panel WCAG reflow asks for: tables scroll inside frames that must be focusable.
+  { name: 'narrow, 320 px', viewport: { width: 320, height: 2400 } },
 ] as const;
 
 beforeAll(async () => {

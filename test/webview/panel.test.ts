@@ -466,8 +466,8 @@ describe('compare mode', () => {
     }
     // Deltas and per-slot rows, the numbers of the core's diff.
     const totals = await panel.page.locator('.compare-totals tbody tr[data-row="input"] td').allTextContents();
-    expect(totals).toEqual([cmp.diff.input_tokens.a, cmp.diff.input_tokens.b].map((n) => n.toLocaleString('en-US')).concat(`−${Math.abs(cmp.diff.input_tokens.delta).toLocaleString('en-US')}`));
-    const rows = await panel.page.locator('.compare-slots tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-slot'), tr.classList.contains('changed'), tr.children[1].textContent, tr.children[2].textContent]));
+    expect(totals).toEqual([`−${Math.abs(cmp.diff.input_tokens.delta).toLocaleString('en-US')}`, ...[cmp.diff.input_tokens.a, cmp.diff.input_tokens.b].map((n) => n.toLocaleString('en-US'))]);
+    const rows = await panel.page.locator('.compare-slots tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-slot'), tr.classList.contains('changed'), tr.children[2].textContent, tr.children[3].textContent]));
     expect(rows).toContainEqual(['evidence', true, '6 of 8', '3 of 3']);
     expect(rows).toContainEqual(['policy', false, '1 of 1', '1 of 1']);
     const onlyA = await panel.page.locator('#sec-compare .item-changes li.only-a').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-item')));
