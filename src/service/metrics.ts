@@ -24,6 +24,8 @@ export class Metrics {
   private readonly started = Date.now();
   /** The worker pool's state at the time of a scrape (the server sets it). */
   gauges?: () => { workers: number; busy: number; queued: number; replaced: number };
+  /** Open connections, those without a request under way, and those closed at the caps. */
+  connections?: () => { open: number; idle: number; evicted: number; refused: number };
   /** The shared context store's state (only with one). */
   store?: () => { up: boolean; failures: number };
 
@@ -78,6 +80,12 @@ export class Metrics {
       lines.push('# HELP ctxlens_workers_busy Worker threads working on a request.', '# TYPE ctxlens_workers_busy gauge', `ctxlens_workers_busy ${g.busy}`);
       lines.push('# HELP ctxlens_queue_depth Requests waiting for a worker.', '# TYPE ctxlens_queue_depth gauge', `ctxlens_queue_depth ${g.queued}`);
       lines.push('# HELP ctxlens_workers_replaced_total Workers replaced after a crash, the heap limit or the work limit.', '# TYPE ctxlens_workers_replaced_total counter', `ctxlens_workers_replaced_total ${g.replaced}`);
+    }
+    const c = this.connections?.();
+    if (c) {
+      lines.push('# HELP ctxlens_connections Open connections.', '# TYPE ctxlens_connections gauge', `ctxlens_connections ${c.open}`);
+      lines.push('# HELP ctxlens_connections_idle Open connections without a request under way.', '# TYPE ctxlens_connections_idle gauge', `ctxlens_connections_idle ${c.idle}`);
+      lines.push('# HELP ctxlens_connections_closed_total Connections closed at the connection caps: the idle one closed for a new client (evicted), or the new one (refused).', '# TYPE ctxlens_connections_closed_total counter', `ctxlens_connections_closed_total{reason="evicted"} ${c.evicted}`, `ctxlens_connections_closed_total{reason="refused"} ${c.refused}`);
     }
     const st = this.store?.();
     if (st) {

@@ -18,7 +18,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_CACHE_SIZE, DEFAULT_DRAIN_MS, DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WORK_MS, DEFAULT_PORT, DEFAULT_RESPONSE_CACHE, createService } from './server';
+import { DEFAULT_CACHE_SIZE, DEFAULT_DRAIN_MS, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WORK_MS, DEFAULT_PORT, DEFAULT_RESPONSE_CACHE, createService } from './server';
 import { MIN_TOKEN_LENGTH, isLoopback } from './guard';
 import { parseStoreUrl } from './store';
 import type { ContextStore } from './store';
@@ -41,7 +41,8 @@ interface Io {
 }
 
 export const SERVE_USAGE = `ctxlens serve [--root DIR] [--host 127.0.0.1] [--port ${DEFAULT_PORT}] [--max-body 2mb] [--cache-size ${DEFAULT_CACHE_SIZE}] [--response-cache ${DEFAULT_RESPONSE_CACHE}] [--model M]
-       [--token-file FILE] [--allow-host NAME]... [--max-connections ${DEFAULT_MAX_CONNECTIONS}] [--drain-timeout ${DEFAULT_DRAIN_MS / 1000}s]
+       [--token-file FILE] [--allow-host NAME]... [--max-connections ${DEFAULT_MAX_CONNECTIONS}] [--max-connections-per-client ${DEFAULT_MAX_CONNECTIONS_PER_CLIENT}] [--drain-timeout ${DEFAULT_DRAIN_MS / 1000}s]
+       [--headers-timeout ${DEFAULT_HEADERS_TIMEOUT_MS / 1000}s] [--keep-alive-timeout ${DEFAULT_KEEP_ALIVE_TIMEOUT_MS / 1000}s]
        [--workers ${DEFAULT_WORKERS}] [--max-queue ${DEFAULT_MAX_QUEUE}] [--work-limit ${DEFAULT_MAX_WORK_MS / 1000}s]
        [--store redis://HOST:PORT/DB] [--store-password-file FILE] [--store-ttl ${DEFAULT_STORE_TTL_S}s] [--store-timeout ${DEFAULT_STORE_TIMEOUT_MS}ms] [--store-max-entry 1mb]
   The token may also come from $${TOKEN_ENV}; it is required for an address other than loopback (--host).
@@ -90,6 +91,9 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
         'token-file': { type: 'string' },
         'allow-host': { type: 'string', multiple: true },
         'max-connections': { type: 'string' },
+        'max-connections-per-client': { type: 'string' },
+        'headers-timeout': { type: 'string' },
+        'keep-alive-timeout': { type: 'string' },
         'drain-timeout': { type: 'string' },
         workers: { type: 'string' },
         'max-queue': { type: 'string' },
@@ -116,6 +120,12 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
   if (!Number.isInteger(responseCache) || responseCache < 0) return usage(io, '--response-cache takes a whole number (0 turns the response cache off)');
   const maxConnections = values['max-connections'] === undefined ? DEFAULT_MAX_CONNECTIONS : Number(values['max-connections']);
   if (!Number.isInteger(maxConnections) || maxConnections < 1) return usage(io, '--max-connections takes a whole number of at least 1');
+  const perClient = values['max-connections-per-client'] === undefined ? Math.min(DEFAULT_MAX_CONNECTIONS_PER_CLIENT, maxConnections) : Number(values['max-connections-per-client']);
+  if (!Number.isInteger(perClient) || perClient < 1) return usage(io, '--max-connections-per-client takes a whole number of at least 1 (behind a proxy: --max-connections)');
+  const headersTimeoutMs = values['headers-timeout'] === undefined ? DEFAULT_HEADERS_TIMEOUT_MS : parseDuration(values['headers-timeout'] as string);
+  if (headersTimeoutMs === undefined || headersTimeoutMs < 1) return usage(io, '--headers-timeout takes a duration such as 10s or 500ms');
+  const keepAliveTimeoutMs = values['keep-alive-timeout'] === undefined ? DEFAULT_KEEP_ALIVE_TIMEOUT_MS : parseDuration(values['keep-alive-timeout'] as string);
+  if (keepAliveTimeoutMs === undefined || keepAliveTimeoutMs < 1) return usage(io, '--keep-alive-timeout takes a duration such as 5s (behind a proxy: above its idle timeout)');
   const drainMs = values['drain-timeout'] === undefined ? DEFAULT_DRAIN_MS : parseDuration(values['drain-timeout'] as string);
   if (drainMs === undefined) return usage(io, '--drain-timeout takes a duration such as 10s or 500ms');
   const workers = values.workers === undefined ? DEFAULT_WORKERS : Number(values.workers);
@@ -148,7 +158,7 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
   if (!made.ok) return usage(io, made.message);
   const store = made.store;
 
-  const service = createService({ root, host, port, maxBody, cacheSize, responseCache, defaultModel: values.model as string | undefined, allowHosts, maxConnections, workers, maxQueue, maxWorkMs, ...(token !== undefined ? { token } : {}), ...(store ? { store } : {}) });
+  const service = createService({ root, host, port, maxBody, cacheSize, responseCache, defaultModel: values.model as string | undefined, allowHosts, maxConnections, maxConnectionsPerClient: perClient, headersTimeoutMs, keepAliveTimeoutMs, workers, maxQueue, maxWorkMs, ...(token !== undefined ? { token } : {}), ...(store ? { store } : {}) });
   service
     .listen()
     .then((a) => {

@@ -13,7 +13,9 @@
  *
  * Network posture (docs/security.md): every request's `Host` and `Origin` must name the bound
  * address or an allowed name (guard.ts); with a token, every route but `/healthz` needs
- * `Authorization: Bearer <token>`; connections are capped and timed out; the caches are bounded by
+ * `Authorization: Bearer <token>`; connections are capped (globally and per client address; at the
+ * cap the connection idle the longest is closed to admit a new one) and timed out; a body announced
+ * over the limit is refused at once; the caches are bounded by
  * bytes; `drain()` stops accepting, lets answers being written flush, cuts what is still
  * unfinished after a deadline and resolves.
  */
@@ -49,6 +51,10 @@ export const DEFAULT_WORKER_HEAP_MB = 1024;
 /** Bytes of the `context_id` evidence cache. */
 export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_MAX_CONNECTIONS = 256;
+/** Open connections of one client address at most (behind a proxy, raise it to --max-connections: every connection comes from the proxy). */
+export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 128;
+/** Milliseconds a connection answered 413 is still read (and what it sends dropped) before it is cut. */
+export const LINGER_MS = 5_000;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
@@ -78,8 +84,14 @@ export interface ServiceOptions {
   token?: string;
   /** More host names accepted in `Host` and `Origin` besides the bound address. */
   allowHosts?: string[];
-  /** Open connections at most; more are closed at once. */
+  /**
+   * Open connections at most. A new connection over the cap closes the connection idle the longest
+   * (no request under way: never used, between keep-alive requests, or still sending its headers);
+   * when every connection has a request under way, the new one is closed.
+   */
   maxConnections?: number;
+  /** Open connections of one client address at most, with the same rule among its own connections. */
+  maxConnectionsPerClient?: number;
   /** Milliseconds a client has to send the request headers. */
   headersTimeoutMs?: number;
   /** Milliseconds a client has to send the whole request (headers and body). */
@@ -133,10 +145,10 @@ class BodyError extends Error {
 }
 
 /**
- * Reads the body up to `max` bytes. Beyond it the request is refused with 413, but only after the
- * rest of the body was read and dropped (up to `discardMax` bytes): a server that answers and
- * closes while the client is still sending resets the connection, and the reset often destroys the
- * answer before the client reads it.
+ * Reads the body up to `max` bytes. A body over it is refused at once (413): when the headers
+ * announce it, before any of it is read; otherwise as soon as the count passes the limit. The
+ * caller closes such a connection with a linger (lingerClose): what the client still sends is read
+ * and dropped, up to `discardMax` bytes, so that the answer is not lost to a connection reset.
  */
 function readBody(req: http.IncomingMessage, max: number, discardMax: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -144,42 +156,51 @@ function readBody(req: http.IncomingMessage, max: number, discardMax: number): P
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    let over: BodyError | undefined = Number.isFinite(declared) && declared > max ? new BodyError(413, 'payload_too_large', `the body is ${declared} bytes, over the ${max}-byte limit`) : undefined;
-    if (over && declared > discardMax) {
-      // Too much to read and drop: refuse now; the connection closes after the answer.
+    const over = (message: string) => {
       done = true;
-      reject(over);
-      req.resume();
-      return;
-    }
+      chunks.length = 0;
+      reject(new BodyError(413, 'payload_too_large', message));
+    };
     req.on('data', (c: Buffer) => {
-      if (done) return;
       size += c.length;
-      if (over === undefined && size > max) {
-        over = new BodyError(413, 'payload_too_large', `the body is over the ${max}-byte limit`);
-        chunks.length = 0;
-      }
-      if (over !== undefined) {
-        if (size > discardMax) {
-          done = true;
-          reject(over);
-        }
+      if (done) {
+        // Past the discard budget, the refused client is cut.
+        if (size > discardMax) req.socket.destroy();
         return;
       }
+      if (size > max) return over(`the body is over the ${max}-byte limit`);
       chunks.push(c);
     });
     req.on('end', () => {
       if (done) return;
       done = true;
-      if (over) reject(over);
-      else resolve(Buffer.concat(chunks, size));
+      resolve(Buffer.concat(chunks, size));
     });
     req.on('error', (e) => {
       if (done) return;
       done = true;
       reject(e);
     });
+    if (Number.isFinite(declared) && declared > max) over(`the body is ${declared} bytes, over the ${max}-byte limit`);
   });
+}
+
+/**
+ * Closes a refused connection without losing its answer. Node ends a `connection: close` answer
+ * with `socket.destroySoon()`, which closes both directions: if the client is still sending, its
+ * kernel then resets the connection, and the reset can destroy the answer before the client reads
+ * it. Here the write side is closed after the answer instead (the client reads the answer, then
+ * the end), what the client still sends is read and dropped, and the socket is destroyed when the
+ * client closes its side, after LINGER_MS, or past the discard budget (readBody).
+ */
+function lingerClose(socket: Socket): void {
+  socket.destroySoon = function (this: Socket) {
+    this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref?.();
+    this.once('end', () => this.destroy());
+    this.once('close', () => clearTimeout(timer));
+  };
 }
 
 export function createService(options: ServiceOptions = {}): Service {
@@ -255,7 +276,8 @@ export function createService(options: ServiceOptions = {}): Service {
       // (A request read to its end is `destroyed` too: the socket tells whether the client is there.)
       if ((res.destroyed || req.socket.destroyed) && !(e instanceof BodyError)) return void res.destroy();
       if (e instanceof BodyError) {
-        // After a 413 the connection is closed: what the client still sends is not read.
+        // After a 413 the connection is closed (with a linger: what the client still sends is dropped).
+        if (e.status === 413) lingerClose(req.socket);
         sendJson(res, errorReply(e.status, e.code, e.message), e.status === 413 ? { connection: 'close' } : {});
         return;
       }
@@ -324,36 +346,85 @@ export function createService(options: ServiceOptions = {}): Service {
       requestTimeout,
       connectionsCheckingInterval: Math.min(1000, headersTimeout),
     },
-    handle,
   );
-  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  // Open sockets and whether a request is under way on each, for the drain.
-  const sockets = new Map<Socket, { busy: boolean; first?: NodeJS.Timeout }>();
+  // The caps are kept here rather than by server.maxConnections, which closes every new
+  // connection at the cap: idle and slow sockets would then starve new clients.
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const perClientCap = options.maxConnectionsPerClient ?? Math.min(DEFAULT_MAX_CONNECTIONS_PER_CLIENT, maxConnections);
+  // Open sockets and whether a request is under way on each (for the caps and the drain); the
+  // sockets without one, in the order they became idle (a Map keeps insertion order).
+  const sockets = new Map<Socket, { busy: boolean; client: string; first?: NodeJS.Timeout }>();
+  const idle = new Set<Socket>();
+  const perClient = new Map<string, number>();
+  const connectionStats = { evicted: 0, refused: 0 };
+  metrics.connections = () => ({ open: sockets.size, idle: idle.size, ...connectionStats });
+  const forget = (socket: Socket) => {
+    const state = sockets.get(socket);
+    if (!state) return;
+    clearTimeout(state.first);
+    sockets.delete(socket);
+    idle.delete(socket);
+    const n = (perClient.get(state.client) ?? 1) - 1;
+    if (n > 0) perClient.set(state.client, n);
+    else perClient.delete(state.client);
+  };
+  /** Closes the socket idle the longest among those `which` accepts (never `except`); false when there is none. */
+  const evictIdle = (except: Socket, which?: string): boolean => {
+    for (const s of idle) {
+      if (s === except || (which !== undefined && sockets.get(s)?.client !== which)) continue;
+      forget(s);
+      s.destroy();
+      connectionStats.evicted++;
+      return true;
+    }
+    return false;
+  };
   server.on('connection', (socket: Socket) => {
-    const state: { busy: boolean; first?: NodeJS.Timeout } = { busy: false };
+    const client = socket.remoteAddress ?? '';
+    const state: { busy: boolean; client: string; first?: NodeJS.Timeout } = { busy: false, client };
     sockets.set(socket, state);
+    idle.add(socket);
+    perClient.set(client, (perClient.get(client) ?? 0) + 1);
+    socket.on('close', () => forget(socket));
+    if ((perClient.get(client)! > perClientCap && !evictIdle(socket, client)) || (sockets.size > maxConnections && !evictIdle(socket))) {
+      // Every other connection has a request under way: this one is refused.
+      forget(socket);
+      connectionStats.refused++;
+      socket.destroy();
+      return;
+    }
     // A connection that never sends a request holds a slot of the cap: Node's headers timeout
     // starts with the first byte, so a silent connection is closed here.
     state.first = setTimeout(() => socket.destroy(), headersTimeout);
     state.first.unref?.();
     socket.setTimeout(requestTimeout + headersTimeout, () => socket.destroy());
-    socket.on('close', () => {
-      clearTimeout(state.first);
-      sockets.delete(socket);
-    });
     if (draining) socket.end();
   });
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const state = sockets.get(req.socket);
+  const track = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    const state = sockets.get(socket);
     if (!state) return;
     clearTimeout(state.first);
     state.busy = true;
+    idle.delete(socket);
     res.on('finish', () => {
       state.busy = false;
+      // Idle again, the newest: the last to be closed at the cap.
+      if (!socket.destroyed && sockets.has(socket)) idle.add(socket);
       // An idle socket of a draining server is closed once its answer is handed over; end()
       // (unlike destroy) sends what is still buffered first.
-      if (draining) setImmediate(() => req.socket.end());
+      if (draining) setImmediate(() => socket.end());
     });
+  };
+  // The socket is marked busy before the request is handled, so what a handler reports (metrics) counts it.
+  server.on('request', track);
+  server.on('request', handle);
+  // `Expect: 100-continue`: a body announced over the limit is refused without asking for it.
+  server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    track(req, res);
+    const declared = Number(req.headers['content-length']);
+    if (!(Number.isFinite(declared) && declared > maxBody)) res.writeContinue();
+    handle(req, res);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // Malformed requests and timeouts: answer when the socket can still carry one, never echo the request.
