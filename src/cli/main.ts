@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { argOptions } from './options';
 import { analyzeConfig, analyzeTemplate, checkFiles, checkOrder, classifyFile } from '../core/analyze';
+import { templateFileOf } from '../core/language';
 import type { FileHost } from '../core/host';
 import type { BudgetReport, Finding } from '../core/types';
 import { LineIndex } from '../core/text/lineIndex';
@@ -352,12 +353,12 @@ function budget(args: string[], io: Io): number {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: argOptions('budget') });
   const format = oneOf(values.format, ['text', 'json'] as const, '--format', 'text');
   if (positionals.length !== 1) throw new UsageError('budget takes one config or template path');
-  const file = abs(io, positionals[0]);
-  if (!fs.existsSync(file)) {
+  const file = templateAddress(abs(io, positionals[0]), values.function);
+  if (!fs.existsSync(templateFileOf(file))) {
     io.err(`ctxlens: cannot read '${positionals[0]}'\n`);
     return 2;
   }
-  const host = hostFor(io, positionals);
+  const host = hostFor(io, [templateFileOf(file)]);
   const kind = classifyFile(file);
   let report: BudgetReport | undefined;
   let problems: Finding[] = [];
@@ -441,23 +442,28 @@ function assembleCmd(args: string[], io: Io): number {
     allowPositionals: true,
     options: argOptions('assemble'),
   });
-  const format = oneOf(values.format, REQUEST_FORMATS, '--format', 'openai') as RequestFormat;
   if (positionals.length !== 1) throw new UsageError('assemble takes one template path');
-  const file = abs(io, positionals[0]);
-  if (classifyFile(file) !== 'template') throw new UsageError(`'${positionals[0]}' is not a template (.prompt or .prompty)`);
-  if (!fs.existsSync(file)) {
+  // BAML: `x.baml --function F` or `x.baml#F`; `--test T` names the test block whose args are the values.
+  if (values.test && values.fixture) throw new UsageError('use --test or --fixture, not both');
+  const file = templateAddress(abs(io, positionals[0]), values.function);
+  const baml = file.replace(/#[^/]*$/, '') !== file || /\.baml$/i.test(file);
+  const provider = values.format === 'provider' || (baml && values.format === undefined);
+  const format = provider ? 'openai' : (oneOf(values.format, REQUEST_FORMATS, '--format', 'openai') as RequestFormat);
+  if (classifyFile(file) !== 'template') throw new UsageError(`'${positionals[0]}' is not a template (.prompt, .prompty or .baml)`);
+  if (!fs.existsSync(templateFileOf(file))) {
     io.err(`ctxlens: cannot read '${positionals[0]}'\n`);
     return 2;
   }
-  const host = hostFor(io, [positionals[0], ...(values.fixture ? [values.fixture] : [])]);
-  const fixture = values.fixture ? (fs.existsSync(abs(io, values.fixture)) ? abs(io, values.fixture) : values.fixture) : undefined;
+  const wanted = values.test ?? values.fixture;
+  const host = hostFor(io, [templateFileOf(file), ...(values.fixture ? [values.fixture] : [])]);
+  const fixture = wanted ? (fs.existsSync(abs(io, wanted)) ? abs(io, wanted) : wanted) : undefined;
   const a = analyzeTemplate(host, file, { fixture, model: values.model });
   if (!a) {
     io.err(`ctxlens: cannot read '${positionals[0]}'\n`);
     return 2;
   }
-  if (values.fixture && a.fixture?.path !== fixture && a.fixture?.name !== values.fixture) {
-    io.err(`ctxlens: fixture '${values.fixture}' cannot be used for ${positionals[0]} (known: ${a.fixtures.map((f) => f.name).join(', ') || 'none'})\n`);
+  if (wanted && a.fixture?.path !== fixture && a.fixture?.name !== wanted) {
+    io.err(`ctxlens: ${values.test ? 'test' : 'fixture'} '${wanted}' cannot be used for ${positionals[0]} (known: ${a.fixtures.map((f) => f.name).join(', ') || 'none'})\n`);
     return 2;
   }
   if (!a.assembly) {
@@ -465,8 +471,10 @@ function assembleCmd(args: string[], io: Io): number {
     io.err(`ctxlens: ${positionals[0]} has no usable context config\n`);
     return 2;
   }
-  for (const f of a.assembly.findings.filter((x) => x.rule === 'template-invalid' || x.rule === 'unsupported-feature')) io.err(`${rel(io, f.path)}: ${f.severity} ${f.rule} ${f.message}\n`);
-  if (a.assembly.findings.some((x) => x.rule === 'template-invalid')) {
+  // The engine's findings, and the template's own where its address names nothing (a BAML function that is not in the file).
+  const engine = [...a.template.findings.filter((x) => x.rule === 'template-invalid'), ...a.assembly.findings.filter((x) => x.rule === 'template-invalid' || x.rule === 'unsupported-feature')];
+  for (const f of engine) io.err(`${rel(io, templateFileOf(f.path))}: ${f.severity} ${f.rule} ${f.message}\n`);
+  if (engine.some((x) => x.rule === 'template-invalid')) {
     io.err(`ctxlens: ${positionals[0]} cannot be rendered\n`);
     return 1;
   }
@@ -478,8 +486,26 @@ function assembleCmd(args: string[], io: Io): number {
     io.err(`ctxlens: assembly failed: ${result.error}\n`);
     return 1;
   }
+  if (provider) {
+    // The request BAML's runtime built (its headers, which carry the credentials, are never kept).
+    const r = result.trace.provider_request;
+    if (!r) {
+      io.err(`ctxlens: ${positionals[0]} has no request built by its runtime (--format provider is for BAML functions)\n`);
+      return 2;
+    }
+    io.out(`${r.body}\n`);
+    return 0;
+  }
   io.out(formatRequest(result, format, a.model?.name ?? a.template.frontMatter?.model?.value));
   return 0;
+}
+
+/** A template's address: the path, or with `--function F` the function F of a BAML file (`x.baml#F`). */
+function templateAddress(path: string, fn: string | undefined): string {
+  if (fn === undefined) return path;
+  if (!/^[A-Za-z_]\w*$/.test(fn)) throw new UsageError(`--function takes a function name, not '${fn}'`);
+  if (!/\.baml$/i.test(path)) throw new UsageError('--function is for a .baml file');
+  return `${path}#${fn}`;
 }
 
 // ---------------------------------------------------------------------------

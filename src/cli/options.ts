@@ -33,10 +33,13 @@ export const COMMAND_OPTIONS = {
   budget: {
     format: FORMAT_TEXT_JSON,
     model: MODEL,
+    function: { type: 'string', arg: 'NAME', help: 'BAML: the function of the .baml file (also written x.baml#NAME)' },
   },
   assemble: {
     fixture: { type: 'string', arg: 'F|sample', help: "the fixture to assemble with: a name, a path, or sample (the template's own sample data)" },
-    format: { type: 'string', arg: 'openai|anthropic|text|json', help: 'print the provider request body, the request as text with its decisions, or the whole result as JSON (default openai)' },
+    function: { type: 'string', arg: 'NAME', help: 'BAML: the function of the .baml file (also written x.baml#NAME)' },
+    test: { type: 'string', arg: 'NAME', help: 'BAML: the test block to assemble with (its args are the values)' },
+    format: { type: 'string', arg: 'openai|anthropic|text|json|provider', help: 'print the provider request body, the request as text with its decisions, the whole result as JSON, or (BAML) the request its runtime built (default openai; provider for BAML)' },
     trace: { type: 'string', arg: 'FILE', help: 'also write the trace (every decision and count) to FILE' },
     model: MODEL,
   },

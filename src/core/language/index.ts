@@ -73,7 +73,7 @@ export function parseTemplate(path: string, text: string): TemplateDoc {
 }
 
 export { splitFrontMatter } from './frontMatter';
-export { LANGUAGES, claimOf, languageFor, languageOf, templateFileOf, templateGlobs } from './registry';
+export { LANGUAGES, claimOf, languageFor, languageOf, templateFileOf, templateGlobs, templatesIn } from './registry';
 export type { TemplateLanguage, LanguageRenderInput, LanguageRenderResult } from './language';
 export { promptyTemplateType } from './prompty/parse';
 export { findDelimiterPairs } from './delimiters';

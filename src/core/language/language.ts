@@ -66,12 +66,16 @@ export interface TemplateLanguage {
    * `baml_src/x.baml#F` is function F of `baml_src/x.baml`). Absent: the address is the file.
    */
   fileOf?(path: string): string;
+  /** The addresses of the templates a file holds, where it may hold several (BAML: `x.baml#F` per function). Absent: the file is one template. */
+  templatesIn?(file: string, text: string): string[];
   /**
    * The project a template's runtime loads with it (BAML: every `.baml` file under the same
    * `baml_src/`): the folder, the glob of its files, and the name the runtime gives a file at a
    * path relative to the folder. Absent: the template renders alone.
    */
   projectOf?(file: string): { root: string; glob: string; key(relativePath: string): string } | undefined;
+  /** The model the template's request names where only its project tells (BAML: a client defined in another file). */
+  modelOf?(doc: TemplateDoc, project: { files: Record<string, string>; self: string }): string | undefined;
   /**
    * The template's own fixtures, in order (BAML: the `test` blocks that name the function, their
    * `args` read with BAML's literal syntax); the first is the default. Absent: none.

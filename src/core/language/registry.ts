@@ -42,6 +42,12 @@ export function templateFileOf(path: string): string {
   return claimOf(path)?.language.fileOf?.(path) ?? path;
 }
 
+/** The templates a file holds: its functions' addresses for a format with several per file (BAML), else the file itself. */
+export function templatesIn(file: string, text: string): string[] {
+  const language = claimOf(file)?.language;
+  return language?.templatesIn ? language.templatesIn(file, text) : [file];
+}
+
 /** Every glob a workspace scan looks for templates with. */
 export function templateGlobs(): string[] {
   return [...new Set(LANGUAGES.flatMap((l) => l.globs))];

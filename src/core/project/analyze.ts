@@ -19,6 +19,7 @@ import type { CodeRegistrySetting } from '../language/partials';
 import { assembleBound, bindModel, bindTemplate } from './bind';
 import { DEFAULT_MAX_FILE_SIZE, append, classifyFile, fixtureHead, readConfig, readFixture, readTemplate, resolveFixture, scanFixture, tooLarge } from './files';
 import { fixturesFor, pickFixture, templateForFixture, templatesUsing } from './lookup';
+import { templateFileOf } from '../language';
 
 export interface AnalyzeOptions {
   /** Fixture path or name to use; default: the first fixture that matches the template. */
@@ -162,7 +163,7 @@ export function analyzeBound(host: FileHost, b: TemplateBinding, options: Analyz
     binding: b,
   };
   if (!b.usable) {
-    analysis.findings = finish(findings, undefined, options.severities);
+    analysis.findings = inFile(path, finish(findings, undefined, options.severities));
     return analysis;
   }
   if (b.zeroConfig) analysis.zeroConfig = b.zeroConfig;
@@ -184,8 +185,15 @@ export function analyzeBound(host: FileHost, b: TemplateBinding, options: Analyz
   if (fixture) append(findings, assembly.findings);
   else append(findings, assembly.findings.filter((f) => ENGINE_RULES.has(f.rule)));
   if (!options.findingsOnly) analysis.slots = slotSummaries(b, assembly, fixture);
-  analysis.findings = finish(findings, b.zeroConfig ? undefined : b.effective, options.severities);
+  analysis.findings = inFile(path, finish(findings, b.zeroConfig ? undefined : b.effective, options.severities));
   return analysis;
+}
+
+/** Findings located in a template inside a file (BAML's `x.baml#F`) are the file's. */
+function inFile(path: string, findings: Finding[]): Finding[] {
+  const file = templateFileOf(path);
+  if (file === path) return findings;
+  return findings.map((f) => (f.path === path ? { ...f, path: file } : f));
 }
 
 /** The template's fixtures (its sample first) and the one this analysis uses, read, resolved and scanned. */

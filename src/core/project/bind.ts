@@ -216,7 +216,13 @@ export function bindTemplate(host: FileHost, template: TemplateDoc, options: Bin
   else if (cfgDoc) append(findings, cfgDoc.findings);
 
   // Model: explicit option, then template front matter, then config, then the editor default.
+  // The template's project (BAML's baml_src/): its runtime loads it, and a client defined in another file names the model.
+  const project = projectOf(host, template);
   const settings = requestSettings(template);
+  if (settings.model === undefined && !settings.unresolved && project.project) {
+    const m = languageFor(template).modelOf?.(template, project.project);
+    if (m) settings.model = m;
+  }
   if (settings.unresolved && !options.model && template.frontMatter?.model) {
     findings.push(unresolvedModel(template, settings.unresolved, config?.model ?? options.defaultModel ?? `the ${FALLBACK_TOKENIZER} tokenizer`));
   }
@@ -267,7 +273,7 @@ export function bindTemplate(host: FileHost, template: TemplateDoc, options: Bin
       ...(zero ? { trustKnown: false } : {}),
       ...codeRenderOptions(registry, partials),
       ...(template.format === 'prompty' ? { readFile: besideTemplate(host, template.path) } : {}),
-      ...projectOf(host, template),
+      ...project,
     },
     ...(costConfigPath !== undefined ? { costConfigPath } : {}),
     ...(declared !== undefined ? { declaredVersion: String(declared) } : {}),

@@ -10,6 +10,7 @@ import type { Finding } from '../types';
 import type { AnalyzeOptions } from './analyze';
 import { analyzeBound, analyzeConfig, analyzeFixture, analyzeTemplate, dedupe } from './analyze';
 import { append, classifyFile } from './files';
+import { parseTemplate, templateFileOf, templatesIn } from '../language';
 
 /** What checking one template (with every one of its fixtures) found, and the files it covered. */
 export interface TemplateCheck {
@@ -25,6 +26,21 @@ export interface TemplateCheck {
  * reads and assembles its values.
  */
 export function checkTemplate(host: FileHost, path: string, given: AnalyzeOptions = {}): TemplateCheck {
+  // A file of several templates (BAML: one per function) is checked template by template.
+  const text = templateFileOf(path) === path ? host.readFile(path) : undefined;
+  const inner = text === undefined ? [path] : templatesIn(path, text);
+  if (inner.length !== 1 || inner[0] !== path) {
+    const findings: Finding[] = [];
+    const covered = [path];
+    for (const t of inner) {
+      const step = checkTemplate(host, t, given);
+      append(findings, step.findings);
+      append(covered, step.covered);
+    }
+    // A file without any template (BAML types only) still reports what its parse found.
+    if (!inner.length && text !== undefined) append(findings, parseTemplate(path, text).findings);
+    return { findings, covered };
+  }
   const options: AnalyzeOptions = { ...given, findingsOnly: true };
   const findings: Finding[] = [];
   const covered = [path];

@@ -150,6 +150,15 @@ export const bamlLanguage: TemplateLanguage = {
   fileOf(path) {
     return bamlAddress(path).file;
   },
+  modelOf(doc, project) {
+    const fn = bamlFunctionOf(doc);
+    if (!fn) return undefined;
+    const scans = Object.entries(project.files).map(([k, t]) => scanOf(k === project.self ? doc.text : t));
+    return bamlModel(scans, fn.client?.value).model;
+  },
+  templatesIn(file, text) {
+    return scanOf(text).functions.map((f) => `${bamlAddress(file).file}#${f.name}`);
+  },
   projectOf(file) {
     // The runtime loads every file under the project's `baml_src/` (or the file's own folder), named `baml_src/<relative path>`.
     const i = file.lastIndexOf('/baml_src/');
