@@ -81,6 +81,17 @@ export async function ensurePrereqs({ chromium = true, oracles = chromium, log =
     if (r.status !== 0 || !pythonHas('jinja2')) throw new Error('pip install jinja2 failed; the Jinja differential tests need it');
     did.push('pip: jinja2');
   }
+  // The oracle of plain prompt files: langchain-core (test/oracle/plain-golden.test.ts). Its own
+  // dependencies but langchain-protocol (not on the index; rendering does not need it), then the
+  // package itself with --no-deps.
+  if (oracles && !pythonHas('langchain_core.prompts')) {
+    const deps = ['langsmith==0.14.0', 'tenacity==9.1.4', 'uuid-utils==0.17.1', 'httpx==0.28.1', 'pydantic>=2.7.4', 'jsonpatch', 'pyyaml', 'packaging', 'typing-extensions'];
+    log(`prereqs: installing the Python oracle packages: langchain-core==1.6.5 (--no-deps) with ${deps.join(' ')}`);
+    const d = spawnSync('python3', [...PIP, ...deps], { stdio: 'inherit' });
+    const r = d.status === 0 ? spawnSync('python3', [...PIP, '--no-deps', 'langchain-core==1.6.5'], { stdio: 'inherit' }) : d;
+    if (r.status !== 0 || !pythonHas('langchain_core.prompts')) throw new Error('pip install langchain-core failed; the plain-prompt golden suite needs it');
+    did.push('pip: langchain-core');
+  }
   // Test oracles of the tokenizer families: Hugging Face tokenizers and tiktoken (test/oracle/tokenizers.test.ts).
   if (oracles && !(pythonHas('tokenizers') && pythonHas('tiktoken'))) {
     log('prereqs: installing the Python oracle packages: tokenizers==0.23.2 tiktoken==0.14.0');

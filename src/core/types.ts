@@ -86,6 +86,11 @@ export interface SlotUse {
    * or a fenced block). Undefined when the placeholder stands bare.
    */
   delimiter?: string;
+  /**
+   * The file the span lies in when it is not the template's own: a use in another file of a
+   * request composed of several plain prompt files (a context config's `messages`).
+   */
+  path?: string;
 }
 
 export interface TemplateDoc {

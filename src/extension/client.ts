@@ -26,6 +26,9 @@ export const DOCUMENT_SELECTOR = [
   { scheme: 'file', language: 'contextlens-fixture' },
   { scheme: 'file', pattern: '**/*.context.{yaml,yml}' },
   { scheme: 'file', pattern: '**/*.fixture.{yaml,yml,json}' },
+  // Plain prompt files (src/core/language/plain): Markdown and text under a prompts/ folder, Jinja2 and Mustache anywhere.
+  { scheme: 'file', pattern: '**/prompts/**/*.{md,txt}' },
+  { scheme: 'file', pattern: '**/*.{j2,jinja,jinja2,mustache}' },
 ];
 
 /**

@@ -90,7 +90,7 @@ function budgetOf(a: Analysis): BudgetReport | undefined {
 export function slotOfFinding(f: Finding, a: Analysis): { slot: string; use?: SlotUse } | undefined {
   const t = templateOf(a);
   if (t && f.path === t.path) {
-    const use = t.template.uses.find((u) => overlaps(u.span, f.span));
+    const use = t.template.uses.find((u) => !u.path && overlaps(u.span, f.span));
     if (use) return { slot: use.slot, use };
   }
   const cfg = configOf(a);
@@ -381,12 +381,12 @@ export function actionsFor(f: Finding, d: Diagnostic | undefined, a: Analysis, c
         const a1 = addLabel(editableCfg, target.slot, d, ctx);
         if (a1) out.push(a1);
       }
-      const use = target?.use ?? (target && t ? t.template.uses.find((u) => u.slot === target.slot && !u.delimiter) : undefined);
+      const use = target?.use ?? (target && t ? t.template.uses.find((u) => !u.path && u.slot === target.slot && !u.delimiter) : undefined);
       if (t && use && !use.delimiter) out.push(wrapInTags(t.template, use, d, ctx));
       break;
     }
     case 'untrusted-in-system': {
-      const use = target?.use ?? (target && t ? t.template.uses.find((u) => u.slot === target.slot && (u.role === 'system' || u.role === 'developer')) : undefined);
+      const use = target?.use ?? (target && t ? t.template.uses.find((u) => !u.path && u.slot === target.slot && (u.role === 'system' || u.role === 'developer')) : undefined);
       if (t && use && use.form !== 'history') {
         const m = moveToUser(t.template, use, !!slotCfg?.label, d, ctx);
         if (m) out.push(m);

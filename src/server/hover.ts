@@ -109,7 +109,7 @@ function requestSection(a: TemplateAnalysis): string[] {
 }
 
 export function templateHover(a: TemplateAnalysis, offset: number, range: (span: Span) => Hover['range']): Hover | undefined {
-  const use = a.template.uses.find((u) => contains(u.span, offset));
+  const use = a.template.uses.find((u) => !u.path && contains(u.span, offset));
   if (use) {
     const s = a.slots.find((x) => x.name === use.slot);
     if (!s) return undefined;

@@ -42,12 +42,13 @@ export function templateSymbols(a: TemplateAnalysis, view: TextView): DocumentSy
   const placed = new Set<number>();
   const out: DocumentSymbol[] = [];
   t.messages.forEach((m, i) => {
-    const uses = t.uses.filter((u, k) => !placed.has(k) && u.span.start >= m.span.start && u.span.end <= m.span.end && (placed.add(k), true));
+    const uses = t.uses.filter((u, k) => !u.path && !placed.has(k) && u.span.start >= m.span.start && u.span.end <= m.span.end && (placed.add(k), true));
     const span = cover(m.span, uses.map((u) => u.span));
     out.push(sym(view, m.role, SymbolKind.Namespace, span, m.markerSpan, `message ${i + 1}`, uses.map(useSym)));
   });
   t.uses.forEach((u, k) => {
-    if (!placed.has(k)) out.push(useSym(u));
+    // Uses in another file of a composed request are that file's symbols.
+    if (!placed.has(k) && !u.path) out.push(useSym(u));
   });
   return out;
 }

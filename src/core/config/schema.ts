@@ -148,6 +148,45 @@ export const CodePartialSchema = z.union([
     .strict(),
 ]);
 
+/** The jinja2 Environment an application renders its plain prompt files with (format `jinja2`). */
+export const JinjaSettingsSchema = z
+  .object({
+    trim_blocks: z.boolean().optional().describe('jinja2 trim_blocks: the first newline after a block tag is removed.'),
+    lstrip_blocks: z.boolean().optional().describe('jinja2 lstrip_blocks: spaces and tabs before a block tag on its line are removed.'),
+    keep_trailing_newline: z.boolean().optional().describe("jinja2 keep_trailing_newline: the file's final newline is kept (jinja2 drops it by default)."),
+    undefined: z.enum(['default', 'strict']).optional().describe('default: a missing value renders empty (its attributes still fail); strict: StrictUndefined, any use of a missing value fails.'),
+    sandboxed: z.boolean().optional().describe("Render in jinja2's SandboxedEnvironment (LangChain does; default: true with loader: langchain, else false)."),
+    filters: z.array(z.string().min(1).max(200)).optional().describe('Filters the application registers on its Environment in code: rendered as the value they filter (an estimate).'),
+  })
+  .strict();
+
+/** How an application loads its plain prompt files: decides the format of `.md` / `.txt` files. */
+export const PlainLoaderSchema = z
+  .enum(['langchain', 'jinja2', 'text'])
+  .describe('langchain: PromptTemplate.from_file (.md/.txt are f-strings, jinja2 sandboxed); jinja2: a jinja2 Environment; text: files read as text.');
+
+export const PlainFormatSchema = z
+  .enum(['f-string', 'jinja2', 'mustache', 'text'])
+  .describe("f-string: Python str.format as LangChain's PromptTemplate reads it; jinja2; mustache: LangChain's Mustache; text: no placeholders (see replace).");
+
+/** One message of a request composed of plain prompt files. */
+export const MessageEntrySchema = z
+  .object({
+    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']).describe('The role of the message.'),
+    file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The prompt file (relative to this config); `file.yaml#key.path` or `file.toml#table.key` for a prompt kept as a key; a LangChain serialized prompt (.yaml/.json with _type) is read as load_prompt reads it.'),
+    text: z.string().optional().describe('The message text written here instead of a file.'),
+    format: PlainFormatSchema.optional().describe('The template format (default: from the extension: .j2/.jinja/.jinja2 jinja2, .mustache mustache, .md/.txt f-string with loader: langchain, else text).'),
+    loader: PlainLoaderSchema.optional(),
+    jinja: JinjaSettingsSchema.optional().describe("This file's Environment settings, over the config's `jinja`."),
+    replace: z.record(z.string(), z.string()).optional().describe('format text: literal text the application replaces with a value (str.replace, in order), e.g. { "{question}": question }.'),
+    strip: z.enum(['file', 'output']).optional().describe('The application strips the file before rendering it, or the rendered output.'),
+  })
+  .strict();
+
 export const ModelEntrySchema = z
   .object({
     window: z.number().int().positive(),
@@ -208,6 +247,12 @@ export const ContextConfigSchema = z
       .array(CodePartialSchema)
       .optional()
       .describe("dotprompt: partials the application registers in code (definePartial, Genkit's ai.definePartial): a name, and the file with its source when there is one."),
+    messages: z
+      .array(MessageEntrySchema)
+      .optional()
+      .describe('The messages of a request composed of plain prompt files (Markdown, text, Jinja2, Mustache, LangChain prompts), in order; each file is rendered in its format and the request is assembled with these slots.'),
+    loader: PlainLoaderSchema.optional(),
+    jinja: JinjaSettingsSchema.optional().describe('The jinja2 Environment settings of the plain prompt files this config composes.'),
     rules: z.record(z.string(), SeveritySettingSchema).default({}).describe('Per-rule severity overrides, e.g. { injection-phrase: off }.'),
     models: z.record(z.string(), ModelEntrySchema).default({}).describe('Extra or overriding model registry entries.'),
     prices: z.record(z.string(), PriceEntrySchema).optional().describe('Price overrides per model (USD per million tokens); the built-in table is dated, see src/core/cost.ts.'),
@@ -226,6 +271,8 @@ export type HistoryPolicy = z.infer<typeof HistoryPolicySchema>;
 export type ToolAllow = z.infer<typeof ToolAllowSchema>;
 export type CodeHelper = z.infer<typeof CodeHelperSchema>;
 export type CodePartial = z.infer<typeof CodePartialSchema>;
+export type MessageEntry = z.infer<typeof MessageEntrySchema>;
+export type JinjaSettingsConfig = z.infer<typeof JinjaSettingsSchema>;
 
 /** JSON Schema for editors (draft 2020-12 via zod), with input types so defaults stay optional. */
 export function contextConfigJsonSchema(): Record<string, unknown> {

@@ -13,6 +13,8 @@
  */
 import type { Role, Span, TemplateDoc, TemplateFormat } from '../types';
 import type { EngineResult } from './engineTypes';
+import type { ConfigDoc, Finding } from '../types';
+import type { ContextConfig } from '../config/schema';
 
 /** What a language's render is given: the assembly's values (marked or plain) and the binding's options. */
 export interface LanguageRenderInput {
@@ -45,6 +47,24 @@ export interface LanguageRenderInput {
 /** A render, and the runtime that made it in words (`Prompty 0.1.x`), for the trace and the views. */
 export interface LanguageRenderResult extends EngineResult {
   runtime?: string;
+}
+
+/** What the binding gives a language that composes a request of several files: the config and a reader of the files it names. */
+export interface ComposeInput {
+  configPath: string;
+  config: ContextConfig;
+  configDoc: ConfigDoc;
+  /** The workspace folder that holds the config (what an application run from the project's root reads relative paths from). */
+  root?: string;
+  /** A file named relative to `from` (default: the config), inside the workspace: its path and text, or why not. */
+  read(ref: string, from?: string): { path: string; text: string } | { error: string };
+}
+
+/** The document as the binding sees it (the whole request), and the findings and files of the composition. */
+export interface ComposeResult {
+  doc: TemplateDoc;
+  findings: Finding[];
+  dependencies: string[];
 }
 
 /** How a language treats a path it is asked about. */
@@ -91,4 +111,11 @@ export interface TemplateLanguage {
    * (see assembly/render.ts). Absent: never.
    */
   printsValuesOnly?(doc: TemplateDoc, values: Pick<LanguageRenderInput, 'partials' | 'defaults' | 'codeHelpers' | 'codePartials'>): boolean;
+  /**
+   * Whether a context config composes a request of this file with others (the plain language: the
+   * config's `messages` name the file). Absent: the file is its own request.
+   */
+  composedBy?(config: ContextConfig, configPath: string, path: string, resolve: (ref: string) => string | undefined): boolean;
+  /** The document of the request a config composes with this file (called when `composedBy` said so). */
+  compose?(doc: TemplateDoc, input: ComposeInput): ComposeResult;
 }

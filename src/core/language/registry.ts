@@ -9,8 +9,10 @@ import { promptyLanguage } from './prompty/language';
 import { bamlLanguage } from './baml/language';
 // Agent instruction files before any plain-files language: `.github/prompts/x.prompt.md` is a Copilot prompt file.
 import { agentsLanguage } from './agents/language';
+// Plain prompt files after the agent files (a prompts/ folder holds both): Markdown, text, Jinja2, Mustache.
+import { plainLanguage } from './plain/language';
 
-export const LANGUAGES: readonly TemplateLanguage[] = [dotpromptLanguage, promptyLanguage, bamlLanguage, agentsLanguage];
+export const LANGUAGES: readonly TemplateLanguage[] = [dotpromptLanguage, promptyLanguage, bamlLanguage, agentsLanguage, plainLanguage];
 
 /** The language that claims a path, and how. */
 export function claimOf(path: string): { language: TemplateLanguage; claim: Claim } | undefined {

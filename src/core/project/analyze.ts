@@ -236,7 +236,8 @@ function chooseFixture(host: FileHost, b: TemplateBinding, options: AnalyzeOptio
 /** One summary per slot: every slot the config declares, or without a config every slot the template uses. */
 function slotSummaries(b: TemplateBinding, assembly: AssemblyResult, fixture: FixtureDoc | undefined): SlotSummary[] {
   const firstUse = new Map<string, Span>();
-  for (const u of b.template.uses) if (!firstUse.has(u.slot)) firstUse.set(u.slot, u.span);
+  // A use in another file of a composed request (u.path) is that file's lens, not this one's.
+  for (const u of b.template.uses) if (!u.path && !firstUse.has(u.slot)) firstUse.set(u.slot, u.span);
   const traceSlots = new Map(assembly.trace.slots.map((s) => [s.name, s]));
   if (b.zeroConfig) {
     // Without a config, each slot is counted from the rendered request.

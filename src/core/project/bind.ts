@@ -15,7 +15,8 @@ import type { CodeRegistrySetting, Partials } from '../language/partials';
 import { parseInlineConfig } from '../config/parse';
 import { findAt } from '../text/yaml';
 import { ContextConfigSchema } from '../config/schema';
-import { resolveInWorkspace } from '../paths';
+import { dirname, isInside, resolveInWorkspace } from '../paths';
+import type { ComposeResult } from '../language/language';
 import { getTokenizer } from '../tokens';
 import { countsExact } from '../tokens/exact';
 import { defaultOutputReserve, nearestModels, resolveModel } from '../models';
@@ -112,10 +113,69 @@ export interface TemplateBinding {
   dependencies: string[];
 }
 
-/** Finds a template's config: front matter `context:` (path or inline), else `<name>.context.yaml` beside it. */
+/** How far up from a plain prompt file a config that composes it is looked for (its folder and three above). */
+const COMPOSE_LEVELS = 4;
+
+/**
+ * The config whose `messages` compose a request of this file (a plain prompt file), searched in
+ * its folder and the folders above it inside the workspace, nearest first; else `<name>.context.yaml`
+ * beside it. Undefined for a format that is not composed.
+ */
+function composingConfig(host: FileHost, template: TemplateDoc, dependencies: string[]): { path: string; doc: ConfigDoc } | undefined {
+  const language = languageFor(template);
+  if (!language.composedBy) return undefined;
+  let dir = dirname(template.path);
+  for (let level = 0; level < COMPOSE_LEVELS && host.roots.some((r) => isInside(r, dir)); level++) {
+    for (const p of host.glob(dir, '*.context.{yaml,yml}').sort()) {
+      const doc = readConfig(host, p);
+      const config = doc?.config;
+      if (!doc || !config?.messages?.length) continue;
+      if (language.composedBy(config, p, template.path, (ref) => resolveInWorkspace(host, p, ref).path)) {
+        dependencies.push(p);
+        return { path: p, doc };
+      }
+    }
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  const stem = template.path.replace(/\.[^./]+$/, '');
+  for (const candidate of [`${stem}.context.yaml`, `${stem}.context.yml`]) {
+    dependencies.push(candidate);
+    const doc = readConfig(host, candidate);
+    if (doc) return { path: candidate, doc };
+  }
+  return undefined;
+}
+
+/** The request a config composes of a plain prompt file and others (the language's `compose`), or undefined. */
+function composeTemplate(host: FileHost, template: TemplateDoc, binding: ConfigBinding): ComposeResult | undefined {
+  const language = languageFor(template);
+  const cfg = binding.config;
+  if (!language.compose || !cfg || cfg.inline || !cfg.doc.config) return undefined;
+  return language.compose(template, {
+    configPath: cfg.path,
+    config: cfg.doc.config,
+    configDoc: cfg.doc,
+    ...(host.roots.find((r) => isInside(r, cfg.path)) !== undefined ? { root: host.roots.find((r) => isInside(r, cfg.path)) } : {}),
+    read(ref, from) {
+      const r = resolveInWorkspace(host, from ?? cfg.path, ref);
+      if (!r.path) return { error: r.error ?? `'${ref}' cannot be resolved` };
+      const text = host.readFile(r.path);
+      return text === undefined ? { error: `'${ref}' does not exist` } : { path: r.path, text };
+    },
+  });
+}
+
+/** Finds a template's config: front matter `context:` (path or inline), else `<name>.context.yaml` beside it; for a plain prompt file, the config that composes it. */
 export function bindConfig(host: FileHost, template: TemplateDoc): ConfigBinding {
   const findings: Finding[] = [];
   const dependencies: string[] = [];
+  if (languageFor(template).composedBy) {
+    // A plain prompt file needs no config: alone it is counted for the default model.
+    const c = composingConfig(host, template, dependencies);
+    return c ? { config: { path: c.path, inline: false, doc: c.doc }, findings, dependencies } : { findings, dependencies };
+  }
   const ctx = template.frontMatter?.context;
   if (ctx && typeof ctx.value === 'object') {
     // The `context:` mapping of the front matter as the template parser read it (never parsed twice).
@@ -149,7 +209,8 @@ export function bindConfig(host: FileHost, template: TemplateDoc): ConfigBinding
     const doc = readConfig(host, candidate);
     if (doc) return { config: { path: candidate, inline: false, doc }, findings, dependencies };
   }
-  findings.push(configMissing(template, stem));
+  // A coding agent's instruction file is no application's template: it has no config to miss.
+  if (template.format !== 'agent') findings.push(configMissing(template, stem));
   return { findings, dependencies };
 }
 
@@ -203,13 +264,20 @@ function zeroConfigOf(maxOutput: number | undefined, model: { name?: string; inf
  * Binds a parsed template. `host` is read for the config, the sample and the partials; pass a
  * recording host to learn which reads decided the binding.
  */
-export function bindTemplate(host: FileHost, template: TemplateDoc, options: BindOptions = {}): TemplateBinding {
+export function bindTemplate(host: FileHost, given: TemplateDoc, options: BindOptions = {}): TemplateBinding {
+  const binding = bindConfig(host, given);
+  // A plain prompt file composed by a config is the whole request the config lists.
+  const composed = composeTemplate(host, given, binding);
+  const template = composed?.doc ?? given;
   const path = template.path;
   const findings: Finding[] = [...template.findings];
   append(findings, scanHiddenCharacters(path, template.text), scanSecrets(path, template.text));
-  const binding = bindConfig(host, template);
   append(findings, binding.findings);
   const dependencies = [...binding.dependencies];
+  if (composed) {
+    append(findings, composed.findings);
+    append(dependencies, composed.dependencies);
+  }
   const cfgDoc = binding.config?.doc;
   const config = cfgDoc?.config;
   if (cfgDoc && !binding.config?.inline) append(findings, cfgDoc.findings, scanConfig(cfgDoc));

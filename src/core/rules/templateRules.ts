@@ -57,7 +57,8 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
     const first = uses[0];
     const fix = declareSlotFix(configDoc, slot, guessKind(slot, first));
     out.push(
-      finding('slot-undefined', template.path, first.span, `Slot '${slot}' is used here but not defined in ${configRel}.`, {
+      // A use in another file of a composed request (plain prompt files) is located in that file.
+      finding('slot-undefined', first.path ?? template.path, first.span, `Slot '${slot}' is used here but not defined in ${configRel}.`, {
         related: [{ path: configDoc.path, span: configDoc.keySpan(['slots']) ?? { start: 0, end: 0 }, message: 'slots are defined here' }],
         fixes: fix ? [fix] : undefined,
       }),
@@ -81,9 +82,9 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
     if (trust !== 'untrusted') continue;
     for (const use of uses) {
       if ((use.role === 'system' || use.role === 'developer') && use.form !== 'history') {
-        const fix = moveToUserFix(template, use);
+        const fix = use.path ? undefined : moveToUserFix(template, use);
         out.push(
-          finding('untrusted-in-system', template.path, use.span, `Untrusted slot '${name}' is placed in the ${use.role} role, where its text would carry the authority of your instructions. Move it to a user message.`, {
+          finding('untrusted-in-system', use.path ?? template.path, use.span, `Untrusted slot '${name}' is placed in the ${use.role} role, where its text would carry the authority of your instructions. Move it to a user message.`, {
             related: [{ path: configDoc.path, span: configDoc.keySpan(['slots', name, 'trust']) ?? keySpan, message: slot.trust ? `trust: ${slot.trust}` : 'trust not declared' }],
             fixes: fix ? [fix] : undefined,
           }),
@@ -93,9 +94,9 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
         const fixes: FixHint[] = [];
         const label = addSlotFieldFix(configDoc, name, 'label', name.toUpperCase().replace(/[^A-Z0-9_]/g, '_'));
         if (label) fixes.push({ ...label, preferred: true });
-        fixes.push(wrapFix(template, use, name));
+        if (!use.path) fixes.push(wrapFix(template, use, name));
         out.push(
-          finding('untrusted-unlabelled', template.path, use.span, `Untrusted slot '${name}' is rendered without a label or delimiter, so the model cannot tell its data from instructions. Set a label in the config or wrap it in <${name}>…</${name}>.`, {
+          finding('untrusted-unlabelled', use.path ?? template.path, use.span, `Untrusted slot '${name}' is rendered without a label or delimiter, so the model cannot tell its data from instructions. Set a label in the config or wrap it in <${name}>…</${name}>.`, {
             related: [{ path: configDoc.path, span: keySpan, message: `slot '${name}' (${slot.trust ? 'trust: untrusted' : 'trust undeclared'})` }],
             fixes,
           }),

@@ -10,7 +10,7 @@
  */
 import type { Span } from '../../types';
 import { FILTERS, TESTS, callJoiner, makeGlobals, type BuiltinEnv } from './builtins';
-import { normalizeTemplate } from './lexer';
+import { lexEnvKey, normalizeTemplate, type LexEnv } from './lexer';
 import { pyStrRepr } from './pystr';
 import { MISSING, PySlice, add, compare, directSlice, floordiv, lookupAttr, lookupItem, mod, mul, neg, pos, pow, sub, truediv } from './ops';
 import { parseJinja, type Expr, type Stmt } from './parser';
@@ -96,11 +96,11 @@ export function unitOf(e: object): string | undefined {
 const compiled = new BoundedCache<string, Unit>(256, 16 * 1024 * 1024);
 
 /** Parse a template and run Jinja2's compile-time analysis and checks. Throws PyError / Unsupported / LimitError. */
-export function compileTemplate(name: string, source: string, keepTrailingNewline = false): Unit {
-  const key = `${name}\u0000${keepTrailingNewline ? 1 : 0}\u0000${source}`;
+export function compileTemplate(name: string, source: string, keepTrailingNewline = false, env?: LexEnv): Unit {
+  const key = `${name}\u0000${keepTrailingNewline ? 1 : 0}${lexEnvKey(env)}\u0000${source}`;
   const hit = compiled.get(key);
   if (hit) return hit;
-  const unit = compileUncached(name, source, keepTrailingNewline);
+  const unit = compileUncached(name, source, keepTrailingNewline, env);
   compiled.set(key, unit, source.length);
   return unit;
 }
@@ -113,14 +113,14 @@ function copyError(e: Error): Error {
   return c;
 }
 
-function compileUncached(name: string, source: string, keepTrailingNewline: boolean): Unit {
+function compileUncached(name: string, source: string, keepTrailingNewline: boolean, env?: LexEnv): Unit {
   const text = normalizeTemplate(source, keepTrailingNewline);
   try {
     // The parse is shared with the editor's analysis of the same text (parser.ts parseJinja).
-    const parsed = parseJinja(text);
+    const parsed = parseJinja(text, env);
     if (parsed.error) throw copyError(parsed.error);
     const body = parsed.body;
-    const { ann, blocks } = annotate(body);
+    const { ann, blocks } = annotate(body, env?.filters?.length ? new Set(env.filters) : undefined);
     return { name, body, blocks, ann };
   } catch (e) {
     const err = e instanceof RangeError ? new LimitError('the template nests deeper than the parser can follow') : e;
@@ -1275,8 +1275,16 @@ export class Interpreter implements BuiltinEnv {
     throw typeError(`'${typeName(fn)}' object is not callable`);
   }
 
+  /** Filters the application registers in code: each call gives back the value it filters (a placeholder), and is noted. */
+  readonly codeFilters = new Set<string>();
+  readonly codeFilterCalls = new Set<string>();
+
   callFilter(name: string, value: PyValue, args: Args, kwargs: Kwargs): PyValue {
     const f = Object.prototype.hasOwnProperty.call(FILTERS, name) ? FILTERS[name] : undefined;
+    if (!f && this.codeFilters.has(name)) {
+      this.codeFilterCalls.add(name);
+      return value;
+    }
     if (!f) throw new PyError('TemplateRuntimeError', `No filter named '${name}' found.`);
     return f(this, value, args, kwargs);
   }

@@ -6,7 +6,7 @@
  */
 import { redactSecrets } from '../../text/secrets';
 import { ForwardFinder } from '../shared';
-import { PY_WS } from './pystr';
+import { PY_WS, isPySpaceCode } from './pystr';
 import { LimitError, PyError, Unsupported } from './values';
 
 /** Bracket nesting inside one tag that the engine renders (Python's recursion limit is reached near 70). */
@@ -105,6 +105,32 @@ const RAW_BEGIN_RE = new RegExp(`\\{%(-|\\+|)[${PY_WS}]*raw[${PY_WS}]*(?:-%\\}[$
 const RAW_END_RE = new RegExp(`\\{%(-|\\+|)[${PY_WS}]*endraw[${PY_WS}]*(?:\\+%\\}|-%\\}[${PY_WS}]*|%\\})`, 'y');
 const OPENER = /\{[{%#]/g;
 const TRAILING_WS = new RegExp(`[${PY_WS}]+$`);
+
+/** The Environment's lexer settings (jinja2 `trim_blocks`, `lstrip_blocks`); both off by default, as in jinja2. */
+export interface LexEnv {
+  trimBlocks?: boolean;
+  lstripBlocks?: boolean;
+  /** Not the lexer's: filters the application registers on the Environment (the compile-time check knows them). */
+  filters?: readonly string[];
+}
+
+/** A key of the settings for caches (empty for the defaults). */
+export function lexEnvKey(env: LexEnv | undefined): string {
+  return env ? `${env.trimBlocks ? 't' : ''}${env.lstripBlocks ? 'l' : ''}${env.filters?.length ? '|' + env.filters.join('|') : ''}` : '';
+}
+
+/**
+ * lstrip_blocks: the spaces and tabs between the start of a line and a block or comment tag are
+ * dropped (jinja2's lexer: only whitespace after the text's last newline, or the whole text when
+ * the previous match ended a line).
+ */
+function lstripped(text: string, lineStarting: boolean): string {
+  const l = text.lastIndexOf('\n') + 1;
+  if (l === 0 && !lineStarting) return text;
+  if (l === text.length) return text;
+  for (let i = l; i < text.length; i++) if (!isPySpaceCode(text.charCodeAt(i))) return text;
+  return text.slice(0, l);
+}
 
 function stick(re: RegExp, s: string, pos: number): RegExpExecArray | null {
   re.lastIndex = pos;
@@ -230,8 +256,10 @@ function shownTag(src: string, at: number, end: number): string {
  * problem and keeps going — an unterminated tag or comment is read as text, a tag that cannot be
  * lexed is skipped, a raw block without its end reads as text to the end.
  */
-export function tokenize(src: string, issues?: LexIssue[]): Token[] {
+export function tokenize(src: string, issues?: LexIssue[], env: LexEnv = {}): Token[] {
   const toks: Token[] = [];
+  const lstrip = env.lstripBlocks === true;
+  const trim = env.trimBlocks === true;
   let pos = 0;
   const n = src.length;
   const finder = new ForwardFinder(src);
@@ -264,6 +292,7 @@ export function tokenize(src: string, issues?: LexIssue[]): Token[] {
     const signCh = raw ? raw[1] : src[at + 2] === '-' || src[at + 2] === '+' ? src[at + 2] : '';
     let text = src.slice(pos, at);
     if (signCh === '-') text = text.replace(TRAILING_WS, '');
+    else if (lstrip && signCh !== '+' && kind !== '{') text = lstripped(text, pos === 0 || src[pos - 1] === '\n');
     const mark = toks.length;
     if (text) toks.push({ type: 'data', value: text, start: pos, end: pos + text.length });
     if (raw) {
@@ -288,8 +317,11 @@ export function tokenize(src: string, issues?: LexIssue[]): Token[] {
       }
       let body = src.slice(bodyStart, end.index);
       if (end[1] === '-') body = body.replace(TRAILING_WS, '');
+      else if (lstrip && end[1] !== '+') body = lstripped(body, src[bodyStart - 1] === '\n');
       if (body) toks.push({ type: 'data', value: body, start: bodyStart, end: bodyStart + body.length });
       pos = scan = end.index + end[0].length;
+      // trim_blocks: the newline after `{% endraw %}` (not after `+%}` or `-%}`).
+      if (trim && /(?:^|[^+-])%\}$/.test(end[0]) && src[pos] === '\n') pos = scan = pos + 1;
       continue;
     }
     const beginLen = 2 + (signCh ? 1 : 0);
@@ -300,20 +332,21 @@ export function tokenize(src: string, issues?: LexIssue[]): Token[] {
       const signEnd = k - 1 >= contentStart ? src[k - 1] : '';
       pos = k + 2;
       if (signEnd === '-') pos += stick(WS_ANY, src, pos)![0].length;
+      else if (trim && signEnd !== '+' && src[pos] === '\n') pos++;
       scan = pos;
       continue;
     }
     const isBlock = kind === '%';
     toks.push({ type: isBlock ? 'block_begin' : 'variable_begin', value: src.slice(at, at + beginLen), start: at, end: at + beginLen });
     if (!issues) {
-      pos = scan = lexTag(src, at + beginLen, isBlock, toks, at);
+      pos = scan = lexTag(src, at + beginLen, isBlock, toks, at, trim);
       continue;
     }
     // Recovering: a tag that cannot be lexed (or runs to the end of the text) is reported and skipped.
     const closeAt = tagClose(src, at, isBlock ? '%}' : '}}', find);
     let error: Error | undefined;
     try {
-      pos = lexTag(src, at + beginLen, isBlock, toks, at);
+      pos = lexTag(src, at + beginLen, isBlock, toks, at, trim);
       const last = toks[toks.length - 1];
       if (last.type !== (isBlock ? 'block_end' : 'variable_end')) error = syntaxError('unexpected end of template', n, n);
     } catch (e) {
@@ -340,7 +373,7 @@ export function tokenize(src: string, issues?: LexIssue[]): Token[] {
   return toks;
 }
 
-function lexTag(src: string, start: number, isBlock: boolean, toks: Token[], tagStart: number): number {
+function lexTag(src: string, start: number, isBlock: boolean, toks: Token[], tagStart: number, trim = false): number {
   const balance: string[] = [];
   let pos = start;
   const n = src.length;
@@ -348,8 +381,10 @@ function lexTag(src: string, start: number, isBlock: boolean, toks: Token[], tag
     if (!balance.length) {
       const e = stick(isBlock ? BLOCK_END_RE : VARIABLE_END_RE, src, pos);
       if (e) {
-        toks.push({ type: isBlock ? 'block_end' : 'variable_end', value: e[0], start: pos, end: pos + e[0].length });
-        return pos + e[0].length;
+        // trim_blocks: a plain `%}` takes the newline after it.
+        const len = e[0].length + (trim && isBlock && e[0] === '%}' && src[pos + 2] === '\n' ? 1 : 0);
+        toks.push({ type: isBlock ? 'block_end' : 'variable_end', value: src.slice(pos, pos + len), start: pos, end: pos + len });
+        return pos + len;
       }
     }
     let m = stick(WS_RUN, src, pos);

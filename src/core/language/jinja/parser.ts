@@ -5,7 +5,7 @@
  */
 import { BoundedCache } from '../../cache';
 import type { Span } from '../../types';
-import { OPERATOR_TEXT, syntaxError, tokenize, type LexIssue, type TokType, type Token } from './lexer';
+import { OPERATOR_TEXT, lexEnvKey, syntaxError, tokenize, type LexEnv, type LexIssue, type TokType, type Token } from './lexer';
 import { LimitError } from './values';
 
 export type Expr =
@@ -1104,19 +1104,21 @@ const parses = new BoundedCache<string, JinjaParse>(256, 16 * 1024 * 1024);
  * once, strictly. One it refuses keeps the strict parse's first error (what rendering reports, as
  * jinja2 does) and gets its tree from a second, recovering parse that records every problem.
  */
-export function parseJinja(text: string): JinjaParse {
-  const hit = parses.get(text);
+export function parseJinja(text: string, env?: LexEnv): JinjaParse {
+  const envKey = lexEnvKey(env);
+  const key = envKey ? `${envKey}\u0000${text}` : text;
+  const hit = parses.get(key);
   if (hit) return hit;
   let result: JinjaParse;
   try {
-    const p = new Parser(tokenize(text));
+    const p = new Parser(tokenize(text, undefined, env));
     result = { body: p.parse(), end: text.length, lexIssues: [], issues: [], tagSpans: p.tagSpans, closeSpans: p.closeSpans, elifHeads: p.elifHeads };
   } catch (e) {
     const error = e instanceof RangeError ? new LimitError('the template nests deeper than the parser can follow') : e;
     if (!(error instanceof Error)) throw e;
     const lexIssues: LexIssue[] = [];
     const issues: ParseIssue[] = [];
-    const p = new Parser(tokenize(text, lexIssues), issues);
+    const p = new Parser(tokenize(text, lexIssues, env), issues);
     let body: Stmt[] = [];
     try {
       body = p.parse();
@@ -1126,6 +1128,6 @@ export function parseJinja(text: string): JinjaParse {
     }
     result = { body, end: text.length, error, lexIssues, issues, tagSpans: p.tagSpans, closeSpans: p.closeSpans, elifHeads: p.elifHeads };
   }
-  parses.set(text, result, text.length);
+  parses.set(key, result, text.length);
   return result;
 }

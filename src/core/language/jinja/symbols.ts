@@ -458,7 +458,8 @@ function checkNesting(body: Stmt[]): void {
   stmts(body, 0, 0);
 }
 
-export function annotate(body: Stmt[]): { ann: Annotations; blocks: Map<string, Extract<Stmt, { k: 'Block' }>> } {
+/** `codeFilters`: filters the application registers on its Environment (known to the compile-time check). */
+export function annotate(body: Stmt[], codeFilters?: ReadonlySet<string>): { ann: Annotations; blocks: Map<string, Extract<Stmt, { k: 'Block' }>> } {
   const ann: Annotations = {
     ident: new WeakMap(),
     root: [],
@@ -481,7 +482,7 @@ export function annotate(body: Stmt[]): { ann: Annotations; blocks: Map<string, 
     }
   }
   const haveExtends = [...findAll(body)].some((n) => n.k === 'Extends');
-  const g = new Codegen(ann);
+  const g = new Codegen(ann, codeFilters);
   const frame = new Frame(null);
   if (findUndeclared(body, ['self']).has('self')) ann.rootSelf = frame.symbols.declareParameter('self');
   analyze(frame.symbols, { k: 'Template', body });
@@ -507,7 +508,10 @@ export function annotate(body: Stmt[]): { ann: Annotations; blocks: Map<string, 
 class Codegen {
   private hasKnownExtends = false;
   private extendsSoFar = 0;
-  constructor(private readonly ann: Annotations) {}
+  constructor(
+    private readonly ann: Annotations,
+    private readonly codeFilters?: ReadonlySet<string>,
+  ) {}
 
   blockvisit(nodes: Stmt[], frame: Frame): void {
     try {
@@ -717,7 +721,7 @@ class Codegen {
       }
       case 'Filter':
       case 'Test': {
-        if (e.k === 'Filter' && !(e.name in FILTERS) && !frame.soft) throw compileError('TemplateAssertionError', `No filter named '${e.name}'.`, e.nameSpan);
+        if (e.k === 'Filter' && !(e.name in FILTERS) && !this.codeFilters?.has(e.name) && !frame.soft) throw compileError('TemplateAssertionError', `No filter named '${e.name}'.`, e.nameSpan);
         if (e.k === 'Test' && !(e.name in TESTS) && !frame.soft) throw compileError('TemplateAssertionError', `No test named '${e.name}'.`, e.nameSpan);
         const keys = new Set<string>();
         for (const k of e.kwargs) {

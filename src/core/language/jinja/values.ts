@@ -140,6 +140,28 @@ function reprSafe(v: PyValue | undefined): string {
   }
 }
 
+/**
+ * jinja2's StrictUndefined, for the render that sets it (`withStrictUndefined`): printing, testing,
+ * iterating, measuring or comparing an undefined value raises UndefinedError (`is defined` and the
+ * `default` filter still see it). Renders are synchronous, so the setting is the render's own.
+ */
+let strictUndefined = false;
+
+export function withStrictUndefined<T>(on: boolean, f: () => T): T {
+  const before = strictUndefined;
+  strictUndefined = on;
+  try {
+    return f();
+  } finally {
+    strictUndefined = before;
+  }
+}
+
+function strictFail<T>(v: Undefined, value: T): T {
+  if (strictUndefined) throw v.fail();
+  return value;
+}
+
 /** An object that prints as `text` and whose fields are its attributes and items (Python: `__str__` + `__getattr__`/`__getitem__`). */
 export class PyObj {
   constructor(
@@ -448,7 +470,7 @@ export function pyStr(v: PyValue): string {
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (typeof v === 'number') return String(v);
   if (v instanceof Markup) return v.s;
-  if (v instanceof Undefined) return '';
+  if (v instanceof Undefined) return strictFail(v, '');
   if (v instanceof PyObj) return v.text;
   if (Array.isArray(v)) {
     const t = LIST_TEXT.get(v);
@@ -513,7 +535,7 @@ export function truthy(v: PyValue): boolean {
   if (Array.isArray(v)) return v.length > 0;
   if (v instanceof PyTuple) return v.items.length > 0;
   if (v instanceof PyDict) return v.size > 0;
-  if (v instanceof Undefined) return false;
+  if (v instanceof Undefined) return strictFail(v, false);
   if (v instanceof PyRange) return v.length > 0;
   if (v instanceof DictView) return v.dict.size > 0;
   if (v instanceof HugeInt) return v.v !== 0n;
@@ -529,7 +551,7 @@ export function pyLenOf(v: PyValue): number {
   if (v instanceof PyDict) return v.size;
   if (v instanceof DictView) return v.dict.size;
   if (v instanceof PyRange) return v.length;
-  if (v instanceof Undefined) return 0;
+  if (v instanceof Undefined) return strictFail(v, 0);
   if (v instanceof Internal && v.pyTypeName === 'LoopContext') {
     const n = v.getattr('length');
     if (typeof n === 'number') return n;
@@ -564,7 +586,7 @@ function iterate(v: PyValue): Iterator<PyValue> {
     const it = v;
     return { next: () => it.next() };
   }
-  if (v instanceof Undefined) return [][Symbol.iterator]();
+  if (v instanceof Undefined) return strictFail(v, [][Symbol.iterator]());
   if (v instanceof PyObj) throw new PyError('KeyError', '0');
   throw typeError(`'${typeName(v)}' object is not iterable`);
 }
@@ -673,6 +695,10 @@ export function mkFloat(n: number): PyFloat {
 // ---------------------------------------------------------------------------
 
 export function pyEq(a: PyValue, b: PyValue, depth = 0): boolean {
+  if (strictUndefined) {
+    if (a instanceof Undefined) throw a.fail();
+    if (b instanceof Undefined) throw b.fail();
+  }
   if (depth > MAX_REPR_DEPTH) throw new LimitError('values nested deeper than 64 levels');
   if (a === b) return !(a instanceof PyFloat && Number.isNaN(a.v));
   const na = numOf(a);
@@ -755,7 +781,7 @@ export function pyContains(container: PyValue, item: PyValue): boolean {
     if (step > 0 ? n.n < start || n.n >= stop : n.n > start || n.n <= stop) return false;
     return (n.n - start) % step === 0;
   }
-  if (container instanceof Undefined) return false;
+  if (container instanceof Undefined) return strictFail(container, false);
   if (container instanceof PyIter) {
     for (let r = container.next(); !r.done; r = container.next()) if (r.value === item || pyEq(r.value, item)) return true;
     return false;

@@ -10,7 +10,8 @@ import type { Span } from '../../types';
 import { isPySpaceCode } from '../jinja/pystr';
 import { PyDict, PyFloat, PyTuple, Unsupported, fromJs, pyStr, type PyValue } from '../jinja/values';
 
-export type MustacheDialect = 'prompty-0.1' | 'chevron';
+/** `langchain`: langchain_core.utils.mustache (chevron's algorithm, traversing only dicts, lists and tuples). */
+export type MustacheDialect = 'prompty-0.1' | 'chevron' | 'langchain';
 
 /** The runtime's ChevronError (a SyntaxError): the template cannot be tokenized. */
 export class MustacheError extends Error {
@@ -216,7 +217,7 @@ function truthy(v: PyValue): boolean {
 
 const NOT_FOUND = Symbol('not found');
 
-function child(scope: PyValue, key: string): PyValue | typeof NOT_FOUND {
+function child(scope: PyValue, key: string, dialect: MustacheDialect): PyValue | typeof NOT_FOUND {
   if (scope instanceof PyDict) return scope.has(key) ? (scope.get(key) as PyValue) : NOT_FOUND;
   if (Array.isArray(scope) || scope instanceof PyTuple) {
     const items = Array.isArray(scope) ? scope : scope.items;
@@ -225,7 +226,7 @@ function child(scope: PyValue, key: string): PyValue | typeof NOT_FOUND {
     if (i < 0) i += items.length;
     return i >= 0 && i < items.length ? items[i] : NOT_FOUND;
   }
-  if (typeof scope === 'string') {
+  if (typeof scope === 'string' && dialect !== 'langchain') {
     if (/^(?:capitalize|casefold|center|count|encode|endswith|find|format|index|join|lower|lstrip|replace|rstrip|split|startswith|strip|title|upper|zfill)$/.test(key)) throw new Unsupported(`a mustache key that names a method of a string ('${key}': Python prints a memory address)`);
     if (!/^[+-]?\d+$/.test(strip(key))) return NOT_FOUND;
     const cps = Array.from(scope);
@@ -237,7 +238,7 @@ function child(scope: PyValue, key: string): PyValue | typeof NOT_FOUND {
 }
 
 /** chevron's _get_key. */
-function getKey(key: string, scopes: Scope[]): PyValue {
+function getKey(key: string, scopes: Scope[], dialect: MustacheDialect): PyValue {
   if (key === '.') return scopes[0];
   for (const start of scopes) {
     let scope = start;
@@ -245,7 +246,7 @@ function getKey(key: string, scopes: Scope[]): PyValue {
     let found = true;
     for (const part of key.split('.')) {
       if (isZeroOrFalse(scope)) return scope;
-      const next = child(scope, part);
+      const next = child(scope, part, dialect);
       if (next === NOT_FOUND) {
         found = false;
         break;
@@ -266,7 +267,7 @@ function htmlEscape(s: string): string {
 const MAX_OUTPUT = 20_000_000;
 const MAX_STEPS = 5_000_000;
 
-function render(tokens: MustacheToken[], scopes: Scope[], budget: { steps: number }): string {
+function render(tokens: MustacheToken[], scopes: Scope[], budget: { steps: number }, dialect: MustacheDialect): string {
   let output = '';
   let i = 0;
   while (i < tokens.length) {
@@ -278,12 +279,12 @@ function render(tokens: MustacheToken[], scopes: Scope[], budget: { steps: numbe
       if (tag === 'section' || tag === 'inverted section') scopes.unshift(false);
     } else if (tag === 'literal') output += key;
     else if (tag === 'variable') {
-      let thing = getKey(key, scopes);
+      let thing = getKey(key, scopes, dialect);
       if (thing === true && key === '.' && scopes.length > 1) thing = scopes[1];
       output += htmlEscape(pyStr(thing));
-    } else if (tag === 'no escape') output += pyStr(getKey(key, scopes));
+    } else if (tag === 'no escape') output += pyStr(getKey(key, scopes, dialect));
     else if (tag === 'section') {
-      const scope = getKey(key, scopes);
+      const scope = getKey(key, scopes, dialect);
       if (Array.isArray(scope) || scope instanceof PyTuple) {
         // The tokens up to the matching end tag (nested sections of the same key counted).
         const inner: MustacheToken[] = [];
@@ -297,9 +298,9 @@ function render(tokens: MustacheToken[], scopes: Scope[], budget: { steps: numbe
           }
           inner.push(t);
         }
-        for (const thing of Array.isArray(scope) ? scope : scope.items) output += render(inner, [thing, ...scopes], budget);
+        for (const thing of Array.isArray(scope) ? scope : scope.items) output += render(inner, [thing, ...scopes], budget, dialect);
       } else scopes.unshift(scope);
-    } else if (tag === 'inverted section') scopes.unshift(!truthy(getKey(key, scopes)));
+    } else if (tag === 'inverted section') scopes.unshift(!truthy(getKey(key, scopes, dialect)));
     // partials: neither runtime passes any, so a partial renders nothing
     if (output.length > MAX_OUTPUT) throw new Unsupported(`a mustache output longer than ${MAX_OUTPUT} characters`);
   }
@@ -307,7 +308,7 @@ function render(tokens: MustacheToken[], scopes: Scope[], budget: { steps: numbe
 }
 
 /** chevron.render(template, data) as the Prompty line's renderer calls it. */
-export function renderMustache(template: string, data: Record<string, unknown>, _dialect: MustacheDialect): string {
+export function renderMustache(template: string, data: Record<string, unknown>, dialect: MustacheDialect): string {
   const tokens = tokenizeMustache(template);
-  return render(tokens, [fromJs(data ?? {})], { steps: 0 });
+  return render(tokens, [fromJs(data ?? {})], { steps: 0 }, dialect);
 }

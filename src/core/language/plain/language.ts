@@ -1,0 +1,89 @@
+/**
+ * Plain prompt files: Markdown and text prompts (`prompts/system.md`), Jinja2 templates (`.j2`,
+ * `.jinja`, `.jinja2`), Mustache templates, and the requests a context config composes of them
+ * (`messages:`, compose.ts). A file alone is one system message in the format of its extension
+ * (`.md` / `.txt` as text); a file a config composes is the whole request the config lists, each
+ * message rendered in its format as the application's library renders it (parts.ts).
+ *
+ * Which Markdown and text files are prompts: those under a `prompts/` folder (a README never is);
+ * Jinja2 and Mustache files anywhere.
+ */
+import type { TemplateLanguage } from '../language';
+import type { EngineMessage } from '../engineTypes';
+import type { PlainDoc } from './compose';
+import { basename } from '../../paths';
+import { compose, standalonePart } from './compose';
+import { renderPart, viewPart } from './parts';
+
+const TEMPLATE_EXT = /\.(j2|jinja|jinja2|mustache)$/i;
+const TEXT_EXT = /\.(md|txt)$/i;
+
+/** Whether a path is a plain prompt file: Jinja2 / Mustache anywhere, Markdown / text under a prompts/ folder, never a README. */
+export function isPlainPrompt(path: string): boolean {
+  const name = basename(path);
+  if (/^readme(\.|$)/i.test(name) || /^(changelog|license|contributing)(\.|$)/i.test(name)) return false;
+  if (TEMPLATE_EXT.test(name)) return true;
+  return TEXT_EXT.test(name) && /(^|\/)prompts\//i.test(path.replace(/\\/g, '/'));
+}
+
+function fileRef(file: string): string {
+  const hash = file.indexOf('#');
+  return hash >= 0 ? file.slice(0, hash) : file;
+}
+
+export const plainLanguage: TemplateLanguage = {
+  id: 'plain',
+  name: 'plain prompt',
+  globs: ['**/prompts/**/*.{md,txt}', '**/*.{j2,jinja,jinja2,mustache}'],
+  fallbackRole: 'system',
+  claim(path) {
+    return isPlainPrompt(path) ? 'template' : undefined;
+  },
+  parse(path, text) {
+    const part = standalonePart(path, text, 'system');
+    const view = viewPart(part, text);
+    const doc: PlainDoc = { path, format: 'plain', text, bodySpan: { start: 0, end: text.length }, messages: [view.message], uses: view.uses, findings: view.findings, composition: { parts: [part] } };
+    return doc;
+  },
+  render(doc, v) {
+    const d = doc as PlainDoc;
+    const parts = d.composition?.parts ?? [standalonePart(doc.path, doc.text, 'system')];
+    const values = { ...v.defaults, ...v.input };
+    const lenient = !v.hasValues;
+    const messages: EngineMessage[] = [];
+    const issues: ReturnType<typeof renderPart>['issues'] = [];
+    const missing = new Set<string>();
+    let rendered = '';
+    let estimate = false;
+    for (const part of parts) {
+      const r = renderPart(part, values, lenient);
+      const mine = part.path === doc.path;
+      // Problems of another file of the request are shown on this one at its start, naming the file.
+      for (const i of r.issues) issues.push(mine ? i : { ...i, message: `${basename(part.path ?? '')}: ${i.message}`, span: { start: 0, end: 0 } });
+      for (const m of r.missing) missing.add(m);
+      if (r.estimate) estimate = true;
+      rendered += r.text;
+      messages.push({ role: part.role, parts: [{ type: 'text', text: r.text }] });
+    }
+    if (missing.size) {
+      const names = [...missing].sort().map((n) => `'${n}'`).join(', ');
+      const one = missing.size === 1;
+      const first = doc.uses.find((u) => !u.path && missing.has(u.slot));
+      issues.push({
+        rule: 'value-missing',
+        message: `No value for ${names}: no fixture gives ${one ? 'it' : 'them'}, so ${one ? 'it is' : 'they are'} rendered empty and the counts leave ${one ? 'it' : 'them'} out. The library raises on a missing value (LangChain: KeyError); add a fixture.`,
+        span: first?.span ?? { start: 0, end: Math.min(doc.text.length, 1) },
+      });
+    }
+    const runtimes = [...new Set(parts.map((p) => p.runtime))];
+    return { rendered, messages, issues, runtime: runtimes.join(', '), ...(estimate ? { estimate: true as const } : {}) };
+  },
+  composedBy(config, configPath, path, resolve) {
+    void configPath;
+    return (config.messages ?? []).some((m) => m.file !== undefined && resolve(fileRef(m.file)) === path);
+  },
+  compose(doc, input) {
+    return compose(doc, input);
+  },
+};
+
