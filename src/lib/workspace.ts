@@ -10,6 +10,7 @@ import type { ContextConfig, SeveritySetting, Filters } from '../core/config/sch
 import type { AssemblyResult, BudgetReport, Finding, FixtureDoc, RenderedMessage, SlotKind, TemplateFormat, Trace } from '../core/types';
 import type { CacheControl, Provider, ProviderBody, ToolDefinition } from '../core/export';
 import { analyzeConfig, analyzeTemplate, checkFiles, classifyFile, dedupe } from '../core/analyze';
+import { templateFileOf } from '../core/language';
 import { FiltersSchema } from '../core/config/schema';
 import { PROVIDERS, toProviderRequest } from '../core/export';
 import { resolveFixtureFiles } from '../core/fixture';
@@ -213,7 +214,8 @@ export class Workspace {
     if (options.maxInputTokens !== undefined && !(Number.isInteger(options.maxInputTokens) && options.maxInputTokens > 0)) throw new ContextLensError('invalid-option', 'maxInputTokens must be a positive whole number');
     const path = this.resolve(templatePath);
     if (classifyFile(path) !== 'template') throw new ContextLensError('not-a-template', `'${templatePath}' is not a template (.prompt or .prompty)`);
-    if (this.host.size(path) === undefined) throw new ContextLensError('not-found', `Template '${templatePath}' does not exist`);
+    // A BAML function (`baml_src/x.baml#F`) exists where its file does.
+    if (this.host.size(templateFileOf(path)) === undefined) throw new ContextLensError('not-found', `Template '${templatePath}' does not exist`);
     const severities = this.options.rules;
     const prepOptions = { model: options.model, defaultModel: this.options.defaultModel, severities };
 
@@ -226,8 +228,7 @@ export class Workspace {
     if (options.slots !== undefined || options.slotsJson !== undefined) {
       prep = this.prepared.get(path, prepOptions);
       const valuesPath = `${path}#${options.name ?? 'values'}`;
-      // Prompty and plain prompt files are rendered by Python libraries: values as Python gets them.
-      const runtime = prep.template.format === 'prompty' || prep.template.format === 'plain';
+      const runtime = prep.template.format === 'prompty';
       const json = options.slotsJson !== undefined ? slotsFromJson(options.slotsJson, runtime) : runtime && options.slotsRuntime && options.slots ? { plain: options.slots, typed: options.slotsRuntime } : undefined;
       const slots = json?.plain ?? options.slots ?? {};
       // Run-time values: list slots as lists of items, turns in the roles their slot allows, secrets found (values.ts).
@@ -239,7 +240,7 @@ export class Workspace {
         context: options.context,
         files: options.files,
         undeclared: (slot) => !Object.hasOwn(declared, slot),
-        nullIsValue: runtime,
+        nullIsValue: prep.template.format === 'prompty',
       });
       if (options.files !== false) {
         const resolved = resolveFixtureFiles(doc, this.host);

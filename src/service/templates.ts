@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { classifyFile } from '../core/analyze';
+import { templateFileOf } from '../core/language';
 import { toPosix } from '../node/fileHost';
 
 export type TemplateCheck = { ok: true; relative: string; absolute: string } | { ok: false; status: 400 | 404; message: string };
@@ -17,7 +18,10 @@ export function checkTemplateName(root: string, realRoot: string, name: string):
   if (/[\u0000-\u001f\u007f]/.test(name)) return bad('contains a control character');
   if (name.includes('\\')) return bad("use '/' as the separator (backslashes are refused)");
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name) || name.startsWith('~')) return bad(`'${name}' is absolute; name the template relative to the service root`);
-  const segments = name.split('/');
+  // A BAML function is addressed inside its file (`baml_src/x.baml#F`): the file is what is checked and read.
+  const file = templateFileOf(name);
+  const inner = name.slice(file.length);
+  const segments = file.split('/');
   if (segments.some((s) => s === '..')) return bad(`'${name}' climbs out of the service root ('..' is refused)`);
   if (segments.some((s) => s === '' || s === '.')) return bad(`'${name}' has an empty or '.' segment`);
   if (classifyFile(name) !== 'template') return bad(`'${name}' is not a template (.prompt or .prompty; partials starting with _ are not templates)`);
@@ -35,5 +39,5 @@ export function checkTemplateName(root: string, realRoot: string, name: string):
   } catch {
     return { ok: false, status: 404, message: `template: '${name}' does not exist under the service root` };
   }
-  return { ok: true, relative: segments.join('/'), absolute };
+  return { ok: true, relative: segments.join('/') + inner, absolute: absolute + inner };
 }
