@@ -29,6 +29,13 @@ export const DOCUMENT_SELECTOR = [
   // Plain prompt files (src/core/language/plain): Markdown and text under a prompts/ folder, Jinja2 and Mustache anywhere.
   { scheme: 'file', pattern: '**/prompts/**/*.{md,txt}' },
   { scheme: 'file', pattern: '**/*.{j2,jinja,jinja2,mustache}' },
+  // Coding agents' instruction, rule and prompt files (docs/agents.md): Markdown that other
+  // extensions own, selected by file name so the server adds lenses and diagnostics beside them.
+  { scheme: 'file', pattern: '**/{AGENTS,CLAUDE,CLAUDE.local,GEMINI}.md' },
+  { scheme: 'file', pattern: '**/*.{instructions,prompt}.md' },
+  { scheme: 'file', pattern: '**/.github/copilot-instructions.md' },
+  { scheme: 'file', pattern: '**/*.mdc' },
+  { scheme: 'file', pattern: '**/.cursorrules' },
 ];
 
 /**

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import type { AssembleFormat } from '../protocol/lsp';
-import { AssembleRequest, FixturesRequest, ModelsRequest, SelectFixtureRequest, SelectModelRequest, StatusNotification } from '../protocol/lsp';
+import { AssembleRequest, FixturesRequest, ModelsRequest, SelectFixtureRequest, SelectModelRequest, StatusNotification, WhatLoadsRequest } from '../protocol/lsp';
 import { createClient } from './client';
 import { PreviewController, isContextLensDocument } from './previewController';
 import { registerPreviewSerializer } from './previewPanel';
@@ -143,6 +143,27 @@ export function activate(context: vscode.ExtensionContext): void {
     if (!r.ok) void vscode.window.showWarningMessage(`Context Lens: assembly failed — ${r.error ?? 'required slots overflow the input budget'}.`);
   }
 
+  // "What loads for this file": the server's Markdown, shown as a read-only document in the Markdown preview.
+  const WHAT_LOADS_SCHEME = 'context-lens-what-loads';
+  const whatLoadsPages = new Map<string, string>();
+  const whatLoadsChanged = new vscode.EventEmitter<vscode.Uri>();
+  const whatLoadsProvider: vscode.TextDocumentContentProvider = { onDidChange: whatLoadsChanged.event, provideTextDocumentContent: (u) => whatLoadsPages.get(u.toString()) ?? '' };
+
+  async function whatLoads(arg?: unknown): Promise<void> {
+    // Any file of the workspace: the question is about source files as much as about instruction files.
+    const uri = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.toString() : vscode.window.activeTextEditor?.document.uri.toString();
+    if (!uri || !uri.startsWith('file:')) {
+      void vscode.window.showInformationMessage('Context Lens: open a file of the workspace to see what each coding agent loads for it.');
+      return;
+    }
+    const r = await c.sendRequest(WhatLoadsRequest.type, { uri });
+    if (!r) return;
+    const page = vscode.Uri.from({ scheme: WHAT_LOADS_SCHEME, path: `/What loads for ${path.posix.basename(vscode.Uri.parse(uri).path)}.md` });
+    whatLoadsPages.set(page.toString(), r.markdown);
+    whatLoadsChanged.fire(page);
+    await vscode.commands.executeCommand('markdown.showPreviewToSide', page);
+  }
+
   async function showPreview(arg?: unknown, opts?: unknown): Promise<void> {
     const uri = targetUri(arg);
     if (!uri) return needDocument();
@@ -166,6 +187,9 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('contextLens.selectFixture', selectFixture),
     vscode.commands.registerCommand('contextLens.selectModel', selectModel),
     vscode.commands.registerCommand('contextLens.exportTrace', exportTrace),
+    vscode.commands.registerCommand('contextLens.whatLoads', whatLoads),
+    vscode.workspace.registerTextDocumentContentProvider(WHAT_LOADS_SCHEME, whatLoadsProvider),
+    whatLoadsChanged,
     vscode.commands.registerCommand('contextLens.restartServer', async () => {
       status.clear();
       await c.restart();

@@ -228,6 +228,30 @@ export namespace SelectModelRequest {
   export const type = new RequestType<Params, void, void>(method);
 }
 
+/** What each coding agent loads for a file (src/core/language/agents), and the Markdown the view shows. */
+export interface WhatLoadsResult {
+  file: string;
+  root: string;
+  /** The tokenizer and where it comes from (`o200k_base (default)`, `o200k_base (gpt-4o)`). */
+  tokenizer: string;
+  model?: string;
+  agents: import('../core/language').AgentLoad[];
+  findings: import('../core/types').Finding[];
+  markdown: string;
+}
+
+/**
+ * Client -> server. `Context Lens: What Loads for This File` (and the lenses of instruction
+ * files): every agent's instruction files for the file, in order, with their tokens. Null when
+ * the uri is not a file of the workspace.
+ */
+export namespace WhatLoadsRequest {
+  export const method = 'contextLens/whatLoads' as const;
+  export type Params = { uri: string; agent?: 'copilot' | 'agents-md' | 'claude' | 'cursor' | 'gemini' };
+  export type Result = WhatLoadsResult | null;
+  export const type = new RequestType<Params, Result, void>(method);
+}
+
 // ---------------------------------------------------------------------------
 // Server -> client notifications
 // ---------------------------------------------------------------------------

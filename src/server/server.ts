@@ -39,12 +39,14 @@ import {
   PreviewRequest,
   SelectFixtureRequest,
   SelectModelRequest,
+  WhatLoadsRequest,
   StatusNotification,
 } from '../protocol/lsp';
 import type { EntryView } from './analysisService';
 import { AnalysisService, dependenciesOf } from './analysisService';
 import { actionsFor } from './codeActions';
 import { configLenses, fixtureLenses, templateLenses } from './codeLens';
+import { agentLenses, whatLoadsReply } from './agents';
 import { configCompletions, fixtureCompletions, templateCompletions } from './completion';
 import { DiagnosticsPublisher } from './diagnostics';
 import { equation, requestEquation, requestTotals } from './format';
@@ -430,6 +432,8 @@ export function startServer(connection: Connection): void {
     const a = view?.entry.analysis;
     if (!view || !a) return [];
     const ctx = { uri: textDocument.uri, uriOf: (p: string) => uris.uriOf(p) };
+    // Instruction files: their own lenses (a prompt file keeps its request lenses before them).
+    if (a.kind === 'template' && a.template.format === 'agent') return [...(/\.prompt\.md$/i.test(a.path) ? templateLenses(a, view, ctx) : []), ...agentLenses(a, view, host, selectedModel ?? settings.defaultModel, textDocument.uri)];
     if (a.kind === 'template') return templateLenses(a, view, ctx);
     if (a.kind === 'config') return configLenses(a, view, ctx);
     return fixtureLenses(a, view, ctx);
@@ -630,6 +634,12 @@ export function startServer(connection: Connection): void {
     if (fixture) selectedFixture.set(templatePath, fixture);
     else selectedFixture.delete(templatePath);
     service.invalidatePaths([templatePath]);
+  });
+
+  connection.onRequest(WhatLoadsRequest.type, ({ uri, agent }) => {
+    const p = uriToPath(uri);
+    if (!p) return null;
+    return whatLoadsReply(host, p, { model: selectedModel ?? settings.defaultModel, ...(agent ? { agent } : {}), maxFileSize: settings.maxFileSize });
   });
 
   connection.onRequest(SelectModelRequest.type, ({ model }) => {

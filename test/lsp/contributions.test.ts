@@ -98,7 +98,7 @@ describe('package.json contributions', () => {
 
   it('registers exactly the commands it contributes', () => {
     const contributed = pkg.contributes.commands.map((c) => c.command).sort();
-    expect(contributed).toEqual(['contextLens.assemble', 'contextLens.exportTrace', 'contextLens.preview', 'contextLens.preview.compare', 'contextLens.restartServer', 'contextLens.selectFixture', 'contextLens.selectModel']);
+    expect(contributed).toEqual(['contextLens.assemble', 'contextLens.exportTrace', 'contextLens.preview', 'contextLens.preview.compare', 'contextLens.restartServer', 'contextLens.selectFixture', 'contextLens.selectModel', 'contextLens.whatLoads']);
     const src = readFileSync(path.join(REPO, 'src', 'extension', 'main.ts'), 'utf8');
     const registered = [...src.matchAll(/registerCommand\('([^']+)'/g)].map((m) => m[1]).sort();
     expect(registered).toEqual(contributed);
