@@ -83,8 +83,12 @@ export function announcement(message: HostMessage, previous: PreviewSnapshot | u
       .join(', ');
     if (wi.error !== undefined) return `What-if budgets not applied: ${firstSentence(wi.error)}`;
     if (!wi.diff) return `What-if budgets ${budgets}: input ${fmt(result.trace.input_tokens)} tokens${overText}.`;
+    // The count the summary line shows (every item the what-if request leaves out), then how many
+    // of them the what-if budgets drop that the budgets as written keep, as the banner lists them.
     const { dropped, added } = changedItems(wi.diff);
-    const items = [dropped > 0 || added === 0 ? `${plural(dropped, 'item')} dropped` : '', added > 0 ? `${plural(added, 'item')} added` : ''].filter(Boolean).join(', ');
+    const total = result.trace.omitted.length;
+    const changes = [dropped > 0 ? `${fmt(dropped)} of them by the what-if budgets` : '', added > 0 ? `${plural(added, 'item')} added by them` : ''].filter(Boolean);
+    const items = `${plural(total, 'item')} dropped${changes.length > 0 ? `, ${changes.join(', ')}` : ', the same as with the budgets as written'}`;
     return `${budgets}: ${items}, input ${signed(wi.diff.input_tokens.delta)} tokens${overText}.`;
   }
   const fixture = selectedFixtureName(s);

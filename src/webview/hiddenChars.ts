@@ -3,7 +3,7 @@
  * model reads: zero-width characters, bidi controls that reorder what is shown, Unicode tag
  * characters (U+E0000-E007F) that smuggle ASCII, variation selectors, a BOM, C0/C1 controls. Each
  * one is shown as a marker like `⟨U+200B⟩` instead of the character itself; a run of tag
- * characters is grouped and its decoded ASCII put in the group's tooltip.
+ * characters is grouped, followed by its decoded ASCII as text (`hidden tag text "…"`).
  *
  * Text without such characters (nearly all of it) becomes one text node: the scan is a single
  * native regex test, and the text is split only where a match occurs.
@@ -139,7 +139,13 @@ export function appendVisibleText(parent: Node, text: string): number {
     if (!tagRun) return;
     const decoded = `Hidden tag text: ${JSON.stringify(tagText)}`;
     tagRun.title = decoded;
-    tagRun.setAttribute('aria-label', decoded);
+    // The decoded text is text on the page, for the eye and for a screen reader alike (a label on
+    // a plain span is not read); the run's markers, one per character, are left to the eye.
+    for (const m of Array.from(tagRun.children)) m.setAttribute('aria-hidden', 'true');
+    const shown = document.createElement('span');
+    shown.className = 'hidden-decoded';
+    shown.textContent = `hidden tag text ${JSON.stringify(tagText)}`;
+    tagRun.appendChild(shown);
     tagRun = undefined;
     tagText = '';
   };

@@ -782,12 +782,27 @@ function messagesSection(s: PreviewSnapshot, ctx: RenderContext, loc: Locations)
 // Whole views
 // ---------------------------------------------------------------------------
 
+/**
+ * "Skip to the request": the first Tab stop, past the toolbar and the numbers (45 to 74 stops in
+ * the examples) to the Request section's heading, or to A's request when comparing.
+ */
+function skipLink(): HTMLElement {
+  return button('Skip to the request', () => {
+    const target = document.querySelector<HTMLElement>('#sec-messages .section-toggle') ?? document.querySelector<HTMLElement>('.compare-col.side-a');
+    if (!target) return;
+    if (!target.matches('button')) target.setAttribute('tabindex', '-1');
+    target.scrollIntoView({ block: 'start' });
+    target.focus({ preventScroll: true });
+  }, { class: 'skip-link', attrs: { 'data-key': 'skip-request' } });
+}
+
 /** What the what-if and compare views (variant.ts) reuse of this renderer. */
 const WIDGETS: Widgets = { section, badge, messageItem, tableWrap };
 
 export function renderSnapshot(root: HTMLElement, s: PreviewSnapshot, ctx: RenderContext): void {
   const loc = indexLocations(s);
   const frag = document.createDocumentFragment();
+  frag.appendChild(skipLink());
   frag.appendChild(toolbar(s, ctx));
   // Compare mode puts A and B side by side; a comparison that failed says why above the usual view.
   const comparing = s.compare && s.compare.error === undefined ? s.compare : undefined;
@@ -827,15 +842,35 @@ export function fitBarLabels(root: HTMLElement): void {
     label.hidden = false;
     if (label.offsetWidth + 6 > seg.clientWidth) label.hidden = true;
   }
+  // What lies beyond the window is drawn under the red overflow, which covers it whole: a label
+  // there ("output reserve") would name a segment the reader cannot see.
+  for (const over of Array.from(root.querySelectorAll<HTMLElement>('.budget-bar .overflow'))) {
+    const o = over.getBoundingClientRect();
+    for (const label of Array.from(over.parentElement?.querySelectorAll<HTMLElement>('.seg .seg-label:not([hidden])') ?? [])) {
+      const r = label.getBoundingClientRect();
+      if (r.right > o.left && r.left < o.right) label.hidden = true;
+    }
+  }
 }
 
 export function renderEmpty(root: HTMLElement, reason: string, ctx: RenderContext): void {
+  // "Create context config" is a quick fix, not a command: say where it is, and what else works.
+  const how = /Create context config/.test(reason)
+    ? el(
+        'ul',
+        { class: 'empty-how' },
+        el('li', null, 'Create context config: in the template, put the cursor on the first line and press ', el('kbd', null, 'Ctrl+.'), ' (', el('kbd', null, '⌘.'), ' on macOS), then choose “Create context config”. In a terminal: ', el('code', null, 'ctxlens init <template>'), '.'),
+        el('li', null, 'Or add sample data to the template’s front matter, or a fixture that names it.'),
+      )
+    : null;
   root.replaceChildren(
     el(
       'main',
       { class: 'empty', attrs: { 'aria-label': 'Context Lens preview' } },
       el('h1', null, 'Nothing to preview'),
       el('p', null, reason),
+      how,
+      el('p', { class: 'muted' }, 'The preview follows your edits by itself. Refresh asks the language server again now.'),
       button('Refresh', () => ctx.post({ type: 'refresh' }), { class: 'secondary', attrs: { 'data-key': 'refresh' } }),
     ),
   );

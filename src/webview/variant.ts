@@ -17,7 +17,7 @@ import { MAX_WHAT_IF_BUDGET } from '../protocol/preview';
 import { commitOnIntent, sliderStep } from './commit';
 import { button, el } from './dom';
 import type { Child } from './dom';
-import { basename, describeReason, fmt, signed } from './format';
+import { basename, describeReason, fmt, plural, signed } from './format';
 import { visibleNode, visibleString } from './hiddenChars';
 import type { RenderContext } from './context';
 
@@ -124,9 +124,14 @@ export function budgetEditor(slot: string, index: number, tokens: number, window
   const error = el('span', { class: 'field-error', attrs: { id: errorId, hidden: true } });
   // A field that loses focus because a new snapshot replaced the DOM fires `change` on its way
   // out: only a control still on the page commits (checked once the replacement is done).
+  // Enter in the field fires the browser's own change and ours: a value is sent once.
+  let sent: number | undefined;
   const commit = (n: number, control: HTMLElement): void => {
+    if (n === sent) return;
+    sent = n;
     queueMicrotask(() => {
       if (control.isConnected && n !== tokens) ctx.post({ type: 'setBudget', slot, budget: n });
+      else sent = undefined;
     });
   };
   range.addEventListener('input', () => {
@@ -145,7 +150,10 @@ export function budgetEditor(slot: string, index: number, tokens: number, window
     error.hidden = true;
     error.textContent = '';
   };
-  field.addEventListener('input', clearError);
+  field.addEventListener('input', () => {
+    clearError();
+    sent = undefined;
+  });
   field.addEventListener('change', () => {
     if (!field.isConnected) return;
     const n = parseBudget(field.value);
@@ -221,6 +229,17 @@ function deltaLine(d: AssemblyDiff): HTMLElement {
   return el('p', { class: 'delta-line' }, ...parts);
 }
 
+/** How many items the B side drops and adds against A, over all slots. */
+function countChanges(d: AssemblyDiff): { dropped: number; added: number } {
+  let dropped = 0;
+  let added = 0;
+  for (const s of d.slots) {
+    dropped += s.only_a.length;
+    added += s.only_b.length;
+  }
+  return { dropped, added };
+}
+
 /** Items only one side kept, per slot, with the other side's reason in words and as a code. */
 function itemChanges(d: AssemblyDiff, onlyA: string, onlyB: string): HTMLElement | undefined {
   const ul = el('ul', { class: 'item-changes' });
@@ -256,8 +275,14 @@ export function whatIfBanner(s: PreviewSnapshot, ctx: RenderContext, w: Widgets)
   else if (wi.diff) {
     body.push(deltaLine(wi.diff));
     const items = itemChanges(wi.diff, 'dropped by the what-if budgets', 'added by the what-if budgets');
-    if (items) body.push(items);
-    else body.push(el('p', { class: 'muted' }, 'The same items are kept as with the budgets as written.'));
+    // In the same words as the summary's "N items dropped": every item left out, then the changes.
+    const omitted = s.result.trace.omitted.length;
+    if (items) {
+      const { dropped } = countChanges(wi.diff);
+      body.push(el('p', { class: 'what-if-count' }, `${plural(omitted, 'item')} dropped in all${dropped > 0 ? `, ${fmt(dropped)} of them by the what-if budgets` : ''}:`), items);
+    } else {
+      body.push(el('p', { class: 'muted what-if-count' }, omitted > 0 ? `The same items are kept, and the same ${plural(omitted, 'item')} dropped, as with the budgets as written.` : 'The same items are kept as with the budgets as written, and none is dropped.'));
+    }
   }
   // With the budget section collapsed, its editors are gone: the buttons come into the banner.
   if (ctx.ui.open.budget === false) body.push(whatIfActions(s, ctx));

@@ -90,7 +90,11 @@ describe('screen reader: one persistent live region', () => {
     const wi = snapshotOf('what-if').whatIf!;
     const dropped = wi.diff!.slots.reduce((n, s) => n + s.only_a.length, 0);
     expect(dropped).toBe(3);
-    expect((await said(panel)).at(-1)).toBe(`evidence 400: 3 items dropped, input −${Math.abs(wi.diff!.input_tokens.delta).toLocaleString('en-US')} tokens.`);
+    // The count the summary shows (every item left out), then those the what-if budgets drop.
+    const omitted = snapshotOf('what-if').result.trace.omitted.length;
+    expect(omitted).toBeGreaterThan(dropped);
+    expect((await said(panel)).at(-1)).toBe(`evidence 400: ${omitted} items dropped, 3 of them by the what-if budgets, input −${Math.abs(wi.diff!.input_tokens.delta).toLocaleString('en-US')} tokens.`);
+    expect(await panel.page.locator('[data-key="jump-omitted"]').textContent()).toBe(`${omitted} items dropped`);
     expect(await said(panel)).toHaveLength(2);
 
     // Collapsing a section re-renders the same snapshot: nothing new is said.

@@ -208,12 +208,12 @@ describe('messages', () => {
     expect(await q.evaluate((e) => e.classList.contains('untrusted'))).toBe(true);
     expect(await q.locator('.item-head .badge').allTextContents()).toEqual(['untrusted data']);
     expect(await q.locator('.item-text').textContent()).toBe('After upgrading from SDK 3.9 to 4.2, why are POST requests sometimes sent twice?');
-    // Every message's text (without badges and headers) equals its content.
+    // Every message's text (without badges, headers and decoded hidden text) equals its content.
     const body0 = buildSnapshot();
     const contents = await panel.page.locator('.msg-body').evaluateAll((bs) =>
       bs.map((b) => {
         const clone = b.cloneNode(true) as HTMLElement;
-        clone.querySelectorAll('.item-head, .badge').forEach((x) => x.remove());
+        clone.querySelectorAll('.item-head, .badge, .hidden-decoded').forEach((x) => x.remove());
         clone.querySelectorAll('.item').forEach((x) => x.append('\n'));
         return clone.textContent;
       }),
@@ -511,11 +511,11 @@ describe('state and accessibility', () => {
     const panel = await panelWith(buildSnapshot());
     const focused = (): Promise<string | null> => panel.page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.key ?? document.activeElement?.id ?? null);
     const order: Array<string | null> = [];
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 9; i++) {
       await panel.page.keyboard.press('Tab');
       order.push(await focused());
     }
-    expect(order).toEqual(['fixture', 'model', 'compare', 'copy-openai', 'copy-anthropic', 'export-trace', 'refresh', 'jump-omitted']);
+    expect(order).toEqual(['skip-request', 'fixture', 'model', 'compare', 'copy-openai', 'copy-anthropic', 'export-trace', 'refresh', 'jump-omitted']);
     await panel.page.keyboard.press('Tab');
     await panel.page.keyboard.press('Enter');
     expect(await panel.page.locator('[data-key="toggle-budget"]').getAttribute('aria-expanded')).toBe('false');
