@@ -158,6 +158,23 @@ describe('the HTML report in headless Chromium', () => {
     expect(bars).toBe(2);
     const box = await page.locator('svg').first().boundingBox();
     expect(box!.width).toBeGreaterThan(100);
+    // At 320 px (WCAG reflow) the page does not scroll sideways: charts scale down, and tables
+    // scroll inside frames that are named regions and tab stops.
+    await page.setViewportSize({ width: 320, height: 800 });
+    const narrow = await page.evaluate(() => {
+      const doc = document.scrollingElement as HTMLElement;
+      const frames = Array.from(document.querySelectorAll<HTMLElement>('table')).map((t) => t.parentElement!);
+      return {
+        sideways: doc.scrollWidth - doc.clientWidth,
+        charts: Array.from(document.querySelectorAll('svg')).filter((s) => s.getBoundingClientRect().right > window.innerWidth).length,
+        frames: frames.map((f) => ({ scrolls: f.scrollWidth > f.clientWidth, tabindex: f.getAttribute('tabindex'), role: f.getAttribute('role'), named: (f.getAttribute('aria-label') ?? '').length > 0 })),
+      };
+    });
+    expect(narrow.sideways).toBe(0);
+    expect(narrow.charts).toBe(0);
+    expect(narrow.frames.length).toBeGreaterThan(0);
+    expect(narrow.frames.some((f) => f.scrolls)).toBe(true);
+    for (const f of narrow.frames) expect(f).toMatchObject({ tabindex: '0', role: 'region', named: true });
     await page.close();
   }, 60_000);
 });

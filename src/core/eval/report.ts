@@ -175,9 +175,11 @@ function barChart(title: string, rows: Array<{ label: string; value: number; tex
 const CSS = `
 :root { color-scheme: light dark; --fg: #1f2328; --muted: #59636e; --bg: #fff; --line: #d1d9e0; --bar: #2f6fba; --fail: #c0392b; --track: #eef1f4; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --muted: #9198a1; --bg: #0d1117; --line: #30363d; --bar: #4493f8; --fail: #f85149; --track: #161b22; } }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); margin: 2rem auto; max-width: 72rem; padding: 0 1rem; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); margin: 2rem auto; max-width: 72rem; padding: 0 1rem; overflow-wrap: anywhere; }
 h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2.2rem; } h3 { font-size: 1rem; }
-table { border-collapse: collapse; margin: .6rem 0 1rem; }
+table { border-collapse: collapse; }
+.table-wrap { overflow-x: auto; margin: .6rem 0 1rem; }
+.table-wrap:focus-visible { outline: 2px solid var(--bar); outline-offset: 2px; }
 th, td { border-bottom: 1px solid var(--line); padding: .25rem .6rem; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 td.fail { color: var(--fail); font-weight: 600; } td.pass { color: var(--bar); }
@@ -185,13 +187,20 @@ td.fail { color: var(--fail); font-weight: 600; } td.pass { color: var(--bar); }
 svg .lbl, svg .val { font: 12px system-ui, sans-serif; fill: var(--fg); }
 svg .track { fill: var(--track); } svg .bar { fill: var(--bar); } svg .bar.fail { fill: var(--fail); }
 .charts { display: flex; flex-wrap: wrap; gap: 2rem; }
+figure { margin: 1rem 0; min-width: 0; max-width: 100%; }
+svg { max-width: 100%; height: auto; }
 ul.notes { margin: .2rem 0 1rem; }
 `;
 
-function htmlTable(head: string[], rows: string[][], cls?: (row: number, col: number) => string | undefined): string {
+/**
+ * A table in a frame that scrolls sideways when the page is narrower (down to 320 px, WCAG
+ * reflow): the page itself never does. The frame is a named region and a tab stop, so that the
+ * keyboard scrolls it too; charts scale down to the width (viewBox).
+ */
+function htmlTable(label: string, head: string[], rows: string[][], cls?: (row: number, col: number) => string | undefined): string {
   const th = head.map((h) => `<th>${esc(h)}</th>`).join('');
   const trs = rows.map((r, i) => `<tr>${r.map((c, j) => `<td${cls?.(i, j) ? ` class="${cls(i, j)}"` : ''}>${esc(c)}</td>`).join('')}</tr>`).join('\n');
-  return `<table><thead><tr>${th}</tr></thead><tbody>\n${trs}\n</tbody></table>`;
+  return `<div class="table-wrap" role="region" tabindex="0" aria-label="${esc(label)}"><table><thead><tr>${th}</tr></thead><tbody>\n${trs}\n</tbody></table></div>`;
 }
 
 function htmlFile(r: EvalResult, rel: (p: string) => string): string {
@@ -202,7 +211,7 @@ function htmlFile(r: EvalResult, rel: (p: string) => string): string {
     return parts.join('\n');
   }
   const rows = [...r.cases.map(caseRow), totalsRow(r.totals)];
-  parts.push(htmlTable(HEAD, rows, (i, j) => (j === HEAD.length - 1 ? (rows[i][j] === 'pass' || rows[i][j].endsWith('pass') ? 'pass' : 'fail') : undefined)));
+  parts.push(htmlTable(`Cases of ${rel(r.path)}`, HEAD, rows, (i, j) => (j === HEAD.length - 1 ? (rows[i][j] === 'pass' || rows[i][j].endsWith('pass') ? 'pass' : 'fail') : undefined)));
   const cov = r.cases.map((c) => ({ label: c.id, value: c.metrics.evidence_coverage ?? 0, text: pct(c.metrics.evidence_coverage), fail: !c.passed }));
   const maxTokens = Math.max(1, ...r.cases.map((c) => c.metrics.input_tokens));
   const tok = r.cases.map((c) => ({ label: c.id, value: c.metrics.input_tokens, text: `${num(c.metrics.input_tokens)} tok` }));
@@ -216,12 +225,12 @@ function htmlFile(r: EvalResult, rel: (p: string) => string): string {
     if (c.error) notes.push(`<li><code>${esc(c.id)}</code> ${esc(c.error)}</li>`);
   }
   if (notes.length) parts.push(`<h3>Failures and missing facts</h3><ul class="notes">${notes.join('')}</ul>`);
-  if (r.ablations) parts.push(htmlAblations(r));
+  if (r.ablations) parts.push(htmlAblations(r, rel));
   parts.push('</section>');
   return parts.join('\n');
 }
 
-function htmlAblations(r: EvalResult): string {
+function htmlAblations(r: EvalResult, rel: (p: string) => string): string {
   const b = r.totals;
   const head = ['ablation', 'cases', 'coverage', 'Δ', 'selection', 'Δ', 'forbidden', 'tokens/request', 'Δ', 'cost/request', 'Δ'];
   const rows: string[][] = [['baseline', String(b.cases), pct(b.evidence_coverage), '', pct(b.selection_recall), '', String(b.forbidden), num(b.mean_input_tokens), '', usd(b.mean_cost), '']];
@@ -235,7 +244,7 @@ function htmlAblations(r: EvalResult): string {
     [{ label: 'baseline', value: b.evidence_coverage ?? 0, text: pct(b.evidence_coverage) }, ...abl.map((a) => ({ label: a.id, value: a.totals.evidence_coverage ?? 0, text: pct(a.totals.evidence_coverage), fail: (a.totals.evidence_coverage ?? 0) < (b.evidence_coverage ?? 0) }))],
     1,
   );
-  return `<h3>Ablations</h3>${htmlTable(head, rows, (i, j) => (i > 0 && (j === 3 || j === 5) && rows[i][j].startsWith('−') ? 'fail' : undefined))}<figure><figcaption>Evidence coverage per ablation</figcaption>${chart}</figure>`;
+  return `<h3>Ablations</h3>${htmlTable(`Ablations of ${rel(r.path)}`, head, rows, (i, j) => (i > 0 && (j === 3 || j === 5) && rows[i][j].startsWith('−') ? 'fail' : undefined))}<figure><figcaption>Evidence coverage per ablation</figcaption>${chart}</figure>`;
 }
 
 /** One self-contained HTML page for a run. */
