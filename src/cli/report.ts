@@ -21,7 +21,10 @@ import { commonPrefix } from '../core/prefix';
 import { getTokenizer } from '../core/tokens';
 import { LineIndex } from '../core/text/lineIndex';
 import { isEvalFile, runEvalFile } from '../core/eval';
-import { buildReport, distinctRequests, parseLimit, reportMarkdown, reportText } from '../core/report';
+import { buildReport, compareAgents, distinctRequests, parseLimit, reportMarkdown, reportText } from '../core/report';
+import { agentSnapshot, readAgentsConfig } from '../core/language';
+import { resolveModel } from '../core/models';
+import { priceFor } from '../core/cost';
 import { DiskFileHost, SnapshotFileHost, toPosix } from '../node/fileHost';
 import type { Io } from './eval';
 import { CommandUsageError, abs, guarded, oneOf, rel } from './eval';
@@ -292,6 +295,15 @@ export function reportCmd(args: string[], io: Io): number {
     }
 
     const report = buildReport(pairs, { baseRef: values.base, baseCommit: commit, headCommit: headCommit(top) }, gates);
+    // What each coding agent sends with every request and per pattern, at the base and now.
+    const agentModel = values.model ?? readAgentsConfig(disk, cwd).model;
+    const agentInfo = agentModel ? resolveModel(agentModel) : undefined;
+    const agentTokenizer = getTokenizer(agentInfo?.tokenizer ?? 'o200k_base') ?? getTokenizer('o200k_base')!;
+    const headAgents = agentSnapshot(disk, cwd, { tokenizer: agentTokenizer });
+    const baseAgents = agentSnapshot(base, cwd, { tokenizer: agentTokenizer }).map((a) => ({ ...a, scoped: a.scoped.map((x) => ({ ...x, path: moved.get(x.path) ?? x.path })) }));
+    const agentPrice = agentInfo ? priceFor(agentInfo.name) : undefined;
+    const agents = compareAgents(baseAgents, headAgents, display, { tokenizer: agentTokenizer.name, ...(agentInfo ? { model: agentInfo.name } : {}), ...(agentPrice ? { inputPerMillion: agentPrice.input } : {}) });
+    if (agents) report.agents = agents;
     const text = format === 'json' ? JSON.stringify(report, null, 2) + '\n' : format === 'markdown' ? reportMarkdown(report) : reportText(report);
     if (values.out) {
       try {

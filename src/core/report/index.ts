@@ -2,3 +2,4 @@
 export * from './schema';
 export * from './compare';
 export * from './render';
+export * from './agents';

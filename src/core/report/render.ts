@@ -8,6 +8,7 @@
  * it goes into code spans, code blocks or escaped HTML only, so it can neither format the comment
  * nor mention anyone, and it is cut to a length so the comment stays under GitHub's size limit.
  */
+import { agentsMarkdown, agentsText } from './agents';
 import type { Report, ReportDelta, ReportRequest, ReportTemplate } from './schema';
 import { formatUsd } from '../cost';
 
@@ -116,6 +117,7 @@ export function reportText(r: Report): string {
     for (const f of t.findings.fixed) out += `  fixed ${f.severity} ${f.rule} ${f.path}: ${f.message}\n`;
     for (const e of t.eval) out += evalLine(e, '  ');
   }
+  if (r.agents) out += agentsText(r.agents);
   if (r.gates.length) {
     out += '\n';
     for (const g of r.gates) {
@@ -207,6 +209,7 @@ export function reportMarkdown(r: Report): string {
     for (const e of evalRows) out += `| ${code(e.file)} | ${pct(e.base?.evidence_coverage)} → ${pct(e.head?.evidence_coverage)} | ${pct(e.base?.selection_recall)} → ${pct(e.head?.selection_recall)} | ${e.required_dropped.length} |\n`;
     out += '\n';
   }
+  if (r.agents) out += agentsMarkdown(r.agents);
   const changed = changedRequests(r);
   let shown = 0;
   for (const { t, q } of changed) {

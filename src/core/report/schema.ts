@@ -127,6 +127,26 @@ const GateSchema = z
   })
   .strict();
 
+const AgentChangeSchema = z
+  .object({
+    agent: z.enum(['copilot', 'agents-md', 'claude', 'cursor', 'gemini']),
+    name: z.string(),
+    always: delta.describe('Tokens of instructions the agent sends with every request (always-on files and what they import).'),
+    cost_per_1000_requests: delta.optional().describe('Input cost of the always-sent instructions over 1,000 requests, in USD, at the model of `model` (absent without a priced model).'),
+    patterns: z
+      .array(
+        z
+          .object({
+            file: z.string(),
+            pattern: z.string().describe('applyTo, globs, or `folder/**` for a nested AGENTS.md, CLAUDE.md or GEMINI.md.'),
+            tokens: delta,
+          })
+          .strict(),
+      )
+      .describe('Files that load only for files matching their pattern, whose tokens or pattern changed.'),
+  })
+  .strict();
+
 export const ReportSchema = z
   .object({
     version: z.literal(REPORT_VERSION),
@@ -152,6 +172,15 @@ export const ReportSchema = z
     templates: z.array(TemplateSchema).describe('Every template under the paths, unchanged ones included.'),
     gates: z.array(GateSchema),
     passed: z.boolean().describe('Every gate passed.'),
+    agents: z
+      .object({
+        tokenizer: z.string(),
+        model: z.string().optional(),
+        changes: z.array(AgentChangeSchema),
+      })
+      .strict()
+      .optional()
+      .describe("Coding agents' instruction files (docs/agents.md): per agent, the change in tokens sent with every request and per pattern. Absent when no instruction file changed."),
   })
   .strict();
 
@@ -165,6 +194,7 @@ export type ReportEval = z.infer<typeof EvalChangeSchema>;
 export type ReportEvalSide = z.infer<typeof EvalSideSchema>;
 export type ReportGate = z.infer<typeof GateSchema>;
 export type ReportDelta = z.infer<typeof delta>;
+export type ReportAgentChange = z.infer<typeof AgentChangeSchema>;
 
 /** JSON Schema of the report (draft-7), for consumers of `ctxlens report --format json`. */
 export function reportJsonSchema(): Record<string, unknown> {

@@ -494,3 +494,49 @@ export function checkAgentFiles(host: FileHost, root: string, options: AgentChec
 }
 
 
+
+// ---------------------------------------------------------------------------
+// Snapshot for `ctxlens report --base`
+// ---------------------------------------------------------------------------
+
+export interface AgentSnapshot {
+  agent: AgentId;
+  name: string;
+  /** Tokens sent with every request (the always-on files and what they import or attach). */
+  always: number;
+  /** Files that load only for some files: by their pattern, or below their folder. */
+  scoped: Array<{ path: string; pattern: string; tokens: number }>;
+}
+
+/**
+ * What each agent loads with every request, and each pattern-scoped file with its pattern and
+ * tokens (a nested AGENTS.md, CLAUDE.md or GEMINI.md is scoped to `its/folder/**`): the figures a
+ * pull request changes.
+ */
+export function agentSnapshot(host: FileHost, root: string, options: { tokenizer: Tokenizer; maxFileSize?: number }): AgentSnapshot[] {
+  const files = discoverAgentFiles(host, root);
+  const w = whatLoads(host, `${root}/.`, { tokenizer: options.tokenizer, files, ...(options.maxFileSize ? { maxFileSize: options.maxFileSize } : {}) });
+  const ctx: Ctx = { host, root, tokenizer: options.tokenizer, maxFileSize: options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE, findings: [], reported: new Set() };
+  return w.agents.map((a) => {
+    const scoped: AgentSnapshot['scoped'] = [];
+    for (const p of files) {
+      const kind = agentFileKind(p);
+      const front = fm(ctx, p);
+      let pattern: string | undefined;
+      if (a.agent === 'copilot' && kind === 'instructions') {
+        const ps = patternsOf(front?.fields.applyTo);
+        if (ps.length && !ps.some((x) => x === '**' || x === '**/*')) pattern = ps.join(', ');
+      } else if (a.agent === 'cursor' && kind === 'cursor-rule' && front?.fields.alwaysApply?.value !== true) {
+        const ps = patternsOf(front?.fields.globs);
+        if (ps.length) pattern = ps.join(', ');
+      } else if ((a.agent === 'agents-md' && kind === 'agents-md') || (a.agent === 'claude' && kind === 'claude-md') || (a.agent === 'gemini' && kind === 'gemini-md')) {
+        const dir = dirname(p).replace(/\/\.claude$/, '');
+        if (dir !== root) pattern = `${relative(root, dir)}/**`;
+      }
+      if (pattern === undefined) continue;
+      const got = load(ctx, p);
+      if (got) scoped.push({ path: p, pattern, tokens: got.tokens });
+    }
+    return { agent: a.agent, name: a.name, always: a.always, scoped };
+  });
+}
