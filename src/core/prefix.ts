@@ -99,7 +99,8 @@ export function slotStability(config: ContextConfig, slot: string): 'stable' | '
  * locations.
  */
 export function cachePrefixFindings(template: TemplateDoc, config: ContextConfig, configDoc?: ConfigDoc): Finding[] {
-  const uses: SlotUse[] = [...template.uses].sort((x, y) => x.span.start - y.span.start);
+  // A request composed of several files (uses with a path) lists its uses in the request's order already.
+  const uses: SlotUse[] = template.uses.some((u) => u.path) ? [...template.uses] : [...template.uses].sort((x, y) => x.span.start - y.span.start);
   let volatile: SlotUse | undefined;
   const later: SlotUse[] = [];
   for (const use of uses) {
@@ -111,7 +112,7 @@ export function cachePrefixFindings(template: TemplateDoc, config: ContextConfig
   const v = volatile;
   const kindOf = (slot: string) => config.slots?.[slot]?.kind ?? 'other';
   const names = later.map((u) => `'${u.slot}' (${kindOf(u.slot)})`).join(', ');
-  const related = later.map((u) => ({ path: template.path, span: u.span, message: `stable slot '${u.slot}' rendered after '${v.slot}'` }));
+  const related = later.map((u) => ({ path: u.path ?? template.path, span: u.span, message: `stable slot '${u.slot}' rendered after '${v.slot}'` }));
   if (configDoc) {
     const span = configDoc.keySpan(['slots', v.slot]);
     if (span) related.push({ path: configDoc.path, span, message: `'${v.slot}' is kind ${kindOf(v.slot)} in ${basename(configDoc.path)}` });
@@ -119,7 +120,7 @@ export function cachePrefixFindings(template: TemplateDoc, config: ContextConfig
   return [
     finding(
       'cache-prefix-unstable',
-      template.path,
+      v.path ?? template.path,
       v.span,
       `'${v.slot}' (${kindOf(v.slot)}) changes with every request but is rendered before ${names}, which ${later.length === 1 ? 'is' : 'are'} the same in every request: a provider's prompt cache serves only the prefix up to '${v.slot}', so the stable text after it is sent uncached each time. Move ${later.length === 1 ? 'it' : 'them'} above '${v.slot}'.`,
       { related },

@@ -3,7 +3,7 @@
  * libraries (plain_oracle.py: langchain-core's PromptTemplate.from_file / from_template and
  * load_prompt, jinja2's Environment and SandboxedEnvironment with each setting) and by the product
  * through the library: a folder with the case's files and a context config whose `messages`
- * compose them, `openWorkspace(dir).assemble('prompts/system.md', { slots })`.
+ * compose them, `openWorkspace(dir).assemble(file, { slots })`.
  *
  * - Where the library renders, the request's messages must be the same, role and text to the
  *   character.
@@ -93,7 +93,10 @@ describe('plain prompt files render as langchain-core and jinja2 render them', (
     for (const c of cases) {
       const want = reply.results[c.id];
       const dir = path.join(root, c.id.replace(/[^A-Za-z0-9_-]/g, '_'));
-      const out = openWorkspace(dir).assemble('prompts/system.md', { slots: c.values });
+      // Assembled from its last file when that is a prompt file (whose own problems are reported on it), else from system.md.
+      const last = c.messages[c.messages.length - 1].file;
+      const entry = /\.(md|txt|j2|jinja2?|mustache)$/.test(last) ? last : 'prompts/system.md';
+      const out = openWorkspace(dir).assemble(entry, { slots: c.values });
       const got = out.messages.map((m) => ({ role: m.role, text: m.content }));
       if (want.ok) {
         // A render that transforms a value (a repr, a padded field) is counted as a whole: said, and exact.

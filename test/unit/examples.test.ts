@@ -43,7 +43,8 @@ function walk(dir: string): string[] {
 // oracle models need a config, so that folder is checked through the CLI (test/cli/zero-config.test.ts).
 // code-helpers/ renders helpers registered in code as placeholders, which this oracle does not
 // model either: the CLI tests check it (test/cli/examples.test.ts, test/cli/defects-values.test.ts).
-const FILES = walk(ROOT).filter((f) => !f.startsWith('zero-config/') && !f.startsWith('code-helpers/'));
+// langchain-support/ is a request composed of plain prompt files: test/cli/plain.test.ts checks it.
+const FILES = walk(ROOT).filter((f) => !f.startsWith('zero-config/') && !f.startsWith('code-helpers/') && !f.startsWith('langchain-support/'));
 const enc = getEncoding('o200k_base');
 const tokens = (text: string): number => enc.encode(text).length;
 
@@ -532,7 +533,7 @@ function readmeRows(): Row[] {
   const rows: Row[] = [];
   for (const line of read('README.md').split('\n')) {
     const m = /^\|\s*`([^`]+)`\s*\|\s*(\d+)\s*\|\s*`([a-z-]+)`\s*\|\s*(error|warning|info|hint)\s*\|(.*)\|\s*$/.exec(line);
-    if (m && !m[1].startsWith('zero-config/') && !m[1].startsWith('code-helpers/')) rows.push({ file: m[1], line: Number(m[2]), rule: m[3], severity: m[4], what: m[5].trim() });
+    if (m && !m[1].startsWith('zero-config/') && !m[1].startsWith('code-helpers/') && !m[1].startsWith('langchain-support/')) rows.push({ file: m[1], line: Number(m[2]), rule: m[3], severity: m[4], what: m[5].trim() });
   }
   return rows;
 }

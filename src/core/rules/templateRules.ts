@@ -50,6 +50,9 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
     else usesBySlot.set(use.slot, [use]);
   }
   const configRel = basename(configDoc.path);
+  // A request a config composes of several plain prompt files (language/plain): the rules speak of the request, not of one file.
+  const composedBy = (template as { composition?: { configPath?: string } }).composition?.configPath;
+  const usedBy = composedBy ? `any file of the request ${basename(composedBy)} composes` : basename(template.path);
 
   // slot-undefined: used in the template, missing from the config (reported once per slot, at its first use).
   for (const [slot, uses] of usesBySlot) {
@@ -72,9 +75,9 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
     const uses = usesBySlot.get(name) ?? [];
     if (uses.length === 0 && name !== dotpromptHistory) {
       if (slot.required) {
-        out.push(finding('required-missing', configDoc.path, keySpan, `Required slot '${name}' is never used by ${basename(template.path)}, so it can never reach the model.`, { related: [{ path: template.path, span: template.bodySpan, message: 'template body' }] }));
+        out.push(finding('required-missing', configDoc.path, keySpan, `Required slot '${name}' is never used by ${usedBy}, so it can never reach the model.`, { related: [{ path: template.path, span: template.bodySpan, message: 'template body' }] }));
       } else {
-        out.push(finding('slot-unused', configDoc.path, keySpan, `Slot '${name}' is defined but never used by ${basename(template.path)}.`, { related: [{ path: template.path, span: template.bodySpan, message: 'template body' }] }));
+        out.push(finding('slot-unused', configDoc.path, keySpan, `Slot '${name}' is defined but never used by ${usedBy}.`, { related: [{ path: template.path, span: template.bodySpan, message: 'template body' }] }));
       }
     }
     if (!slot.trust) out.push(trustMissing(configDoc, name, slot));

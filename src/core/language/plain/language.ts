@@ -58,8 +58,13 @@ export const plainLanguage: TemplateLanguage = {
     for (const part of parts) {
       const r = renderPart(part, values, lenient);
       const mine = part.path === doc.path;
-      // Problems of another file of the request are shown on this one at its start, naming the file.
-      for (const i of r.issues) issues.push(mine ? i : { ...i, message: `${basename(part.path ?? '')}: ${i.message}`, span: { start: 0, end: 0 } });
+      // Problems of another prompt file of the request are that file's (its own analysis reports
+      // them); those of a key of a YAML or TOML file, a LangChain prompt file or the config's text
+      // are shown on this one at its start, naming where they are.
+      for (const i of r.issues) {
+        if (mine) issues.push(i);
+        else if (!part.path || !isPlainPrompt(part.path) || part.offset === undefined) issues.push({ ...i, message: `${basename(part.path ?? '')}: ${i.message}`, span: { start: 0, end: 0 } });
+      }
       for (const m of r.missing) missing.add(m);
       if (r.estimate) estimate = true;
       rendered += r.text;
