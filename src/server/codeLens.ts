@@ -72,14 +72,20 @@ export function requestTitle(a: TemplateAnalysis): string {
 }
 
 export function templateLenses(a: TemplateAnalysis, view: EntryView, ctx: LensContext): CodeLens[] {
-  const top = at(view, undefined);
-  const out: CodeLens[] = [lens(top, requestTitle(a), PREVIEW_COMMAND, [ctx.uri])];
+  // A file of several templates (BAML): each function's lenses, its total above its name.
+  if (a.functions) return a.functions.flatMap((f) => oneTemplateLenses(f, view, ctx, f.template.frontMatter?.span, { function: f.path.slice(f.path.lastIndexOf('#') + 1) }));
+  return oneTemplateLenses(a, view, ctx, undefined, undefined);
+}
+
+function oneTemplateLenses(a: TemplateAnalysis, view: EntryView, ctx: LensContext, head: Span | undefined, which: { function: string } | undefined): CodeLens[] {
+  const top = at(view, head);
+  const out: CodeLens[] = [lens(top, requestTitle(a), PREVIEW_COMMAND, which ? [ctx.uri, which] : [ctx.uri])];
   if (a.fixtures.length > 1 || (!a.fixture && a.fixtures.length > 0)) {
     out.push(lens(top, a.fixture ? `switch fixture (${a.fixtures.length})` : 'select a fixture', SELECT_FIXTURE_COMMAND, [ctx.uri]));
   }
   for (const s of a.slots) {
     if (!s.firstUse) continue;
-    out.push(lens(at(view, s.firstUse), slotTitle(s, a), PREVIEW_COMMAND, [ctx.uri, { slot: s.name }]));
+    out.push(lens(at(view, s.firstUse), slotTitle(s, a), PREVIEW_COMMAND, [ctx.uri, { slot: s.name, ...which }]));
   }
   return out;
 }

@@ -19,7 +19,7 @@ import type { CodeRegistrySetting } from '../language/partials';
 import { assembleBound, bindModel, bindTemplate } from './bind';
 import { DEFAULT_MAX_FILE_SIZE, append, classifyFile, fixtureHead, readConfig, readFixture, readTemplate, resolveFixture, scanFixture, tooLarge } from './files';
 import { fixturesFor, pickFixture, templateForFixture, templatesUsing } from './lookup';
-import { templateFileOf } from '../language';
+import { templateFileOf, templatesIn } from '../language';
 
 export interface AnalyzeOptions {
   /** Fixture path or name to use; default: the first fixture that matches the template. */
@@ -80,6 +80,11 @@ export interface TemplateAnalysis {
   zeroConfig?: { config: ContextConfig; maxOutput?: number };
   /** The setup every assembly of this template starts from (eval, diff and the preview's variants reuse it); absent in a light analysis. */
   binding?: TemplateBinding;
+  /**
+   * A file of several templates (BAML: one per function): the analysis of each, in file order.
+   * The analysis itself is the first's, with the file's path and every function's findings.
+   */
+  functions?: TemplateAnalysis[];
 }
 
 export interface ConfigAnalysis {
@@ -328,10 +333,27 @@ export function analyzeFixture(host: FileHost, path: string, options: AnalyzeOpt
   return { kind: 'fixture', path, doc, template, findings: own, dependencies: template ? [templatePath!, ...template.dependencies] : [] };
 }
 
+/** A template file: its one template, or each template of a file that holds several (BAML's functions). */
+function analyzeTemplates(host: FileHost, path: string, options: AnalyzeOptions): TemplateAnalysis | undefined {
+  const text = templateFileOf(path) === path ? host.readFile(path) : undefined;
+  const inner = text === undefined ? [path] : templatesIn(path, text);
+  if (inner.length <= 1) return analyzeTemplate(host, inner[0] ?? path, options);
+  const all = inner.map((p) => analyzeTemplate(host, p, options)).filter((a): a is TemplateAnalysis => a !== undefined);
+  if (!all.length) return undefined;
+  return {
+    ...all[0],
+    path,
+    functions: all,
+    // One finding per place and message: a project that does not load says so once, not once per function.
+    findings: dedupe(all.flatMap((a) => a.findings)),
+    dependencies: [...new Set(all.flatMap((a) => a.dependencies))],
+  };
+}
+
 export function analyzeFile(host: FileHost, path: string, options: AnalyzeOptions = {}): Analysis | undefined {
   switch (classifyFile(path)) {
     case 'template':
-      return analyzeTemplate(host, path, options);
+      return analyzeTemplates(host, path, options);
     case 'config':
       return analyzeConfig(host, path, options);
     case 'fixture':

@@ -40,11 +40,11 @@ const MAX_PROJECT_FILES = 512;
 const MAX_PROJECT_CHARS = 8 * 1024 * 1024;
 
 /** The project the template's language loads with it (language.ts `projectOf`), read through the host. */
-function projectOf(host: FileHost, template: TemplateDoc): { project?: { files: Record<string, string>; self: string } } {
+function projectOf(host: FileHost, template: TemplateDoc): { project?: { files: Record<string, string>; self: string }; paths: Record<string, string> } {
   const language = languageFor(template);
   const file = templateFileOf(template.path);
   const p = language.projectOf?.(file);
-  if (!p) return {};
+  if (!p) return { paths: {} };
   const rel = (path: string): string => {
     if (p.root && path.startsWith(p.root + '/')) return path.slice(p.root.length + 1);
     const name = p.root.slice(p.root.lastIndexOf('/') + 1);
@@ -52,6 +52,7 @@ function projectOf(host: FileHost, template: TemplateDoc): { project?: { files: 
     return i >= 0 ? path.slice(i + name.length + 2) : path.slice(path.lastIndexOf('/') + 1);
   };
   const files: Record<string, string> = {};
+  const paths: Record<string, string> = {};
   let chars = 0;
   let n = 0;
   for (const path of p.root || file.includes('/') ? host.glob(p.root || '.', p.glob).sort() : []) {
@@ -59,8 +60,9 @@ function projectOf(host: FileHost, template: TemplateDoc): { project?: { files: 
     const text = host.readFile(path);
     if (text === undefined || (chars += text.length) > MAX_PROJECT_CHARS) continue;
     files[p.key(rel(path))] = text;
+    paths[p.key(rel(path))] = path;
   }
-  return { project: { files, self: p.key(rel(file)) } };
+  return { project: { files, self: p.key(rel(file)) }, paths };
 }
 
 /** The tokenizer counts fall back to when neither the config nor the model names one. */
@@ -286,6 +288,7 @@ export function bindTemplate(host: FileHost, given: TemplateDoc, options: BindOp
   // Model: explicit option, then template front matter, then config, then the editor default.
   // The template's project (BAML's baml_src/): its runtime loads it, and a client defined in another file names the model.
   const project = projectOf(host, template);
+  if (project.project) for (const k of Object.keys(project.project.files)) if (k !== project.project.self) dependencies.push(project.paths[k]);
   const settings = requestSettings(template);
   if (settings.model === undefined && !settings.unresolved && project.project) {
     const m = languageFor(template).modelOf?.(template, project.project);
@@ -341,7 +344,7 @@ export function bindTemplate(host: FileHost, given: TemplateDoc, options: BindOp
       ...(zero ? { trustKnown: false } : {}),
       ...codeRenderOptions(registry, partials),
       ...(template.format === 'prompty' ? { readFile: besideTemplate(host, template.path) } : {}),
-      ...project,
+      ...(project.project ? { project: project.project } : {}),
     },
     ...(costConfigPath !== undefined ? { costConfigPath } : {}),
     ...(declared !== undefined ? { declaredVersion: String(declared) } : {}),

@@ -226,8 +226,9 @@ export function runtimeMessage(message: string): string {
 
 /** Where the runtime's message points (`--> baml_src/x.baml:12`), when in this file: the line's span. */
 export function runtimeSpan(message: string, selfKey: string, text: string): Span | undefined {
-  const m = /-->\s*(\S+?):(\d+)/.exec(message);
-  if (!m || m[1] !== selfKey) return undefined;
+  // The first place in this file the message names.
+  const m = [...message.matchAll(/-->\s*(\S+?):(\d+)/g)].find((x) => x[1] === selfKey);
+  if (!m) return undefined;
   const line = Number(m[2]);
   let start = 0;
   for (let i = 1; i < line; i++) {
@@ -345,10 +346,15 @@ function renderBaml(doc: TemplateDoc, input: Record<string, unknown>, defaults: 
   const pin = client.roundRobin ? { primary: client.roundRobin.primary } : {};
   const label = client.roundRobin ? `${runtimeLabel}, round-robin ${client.roundRobin.client} as its first client ${client.roundRobin.primary}` : runtimeLabel;
   const built = rt.runtime.build(files, fn.name, args, pin);
+  const goodKey = `${self}\u0000${fn.name}\u0000${JSON.stringify(args)}`;
   if (!built.ok) {
     const message = runtimeMessage(built.message);
-    const span = runtimeSpan(message, self, doc.text) ?? at;
-    return issueResult(built.stage === 'load' ? `BAML: ${message}` : `BAML cannot build the request of ${fn.name}: ${message}`, span);
+    // A project that does not load: the same finding for every function of the file (one after dedupe), at the place in this file the runtime names, else the file's start.
+    const span = runtimeSpan(message, self, doc.text) ?? (built.stage === 'load' ? { start: 0, end: Math.min(1, doc.text.length) } : at);
+    const failed = issueResult(built.stage === 'load' ? `BAML: ${message}` : `BAML cannot build the request of ${fn.name}: ${message}`, span);
+    // While the project does not load (a file being typed), the last request built for the same values stands, with the runtime's message.
+    const good = built.stage === 'load' ? lastGood.get(goodKey) : undefined;
+    return good ? { ...good, messages: good.messages.map((m) => ({ ...m, parts: m.parts.map((x) => ({ ...x })) })), issues: failed.issues } : failed;
   }
   const messages = messagesOf(built.request);
   if (!messages) return { ...issueResult(`The request BAML built for ${fn.name} (${built.request.url}) has no messages Context Lens can read; it is not counted.`, at, 'unsupported-feature') };
@@ -366,8 +372,14 @@ function renderBaml(doc: TemplateDoc, input: Record<string, unknown>, defaults: 
     if (formats) splitOutputFormat(messages, formats);
   }
   const rendered = messages.map((m) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')).join('\n');
-  return { rendered, messages, issues, runtime: label, request: built.request };
+  const result = { rendered, messages, issues, runtime: label, request: built.request };
+  if (lastGood.size >= 64) lastGood.delete(lastGood.keys().next().value!);
+  lastGood.set(goodKey, { ...result, messages: messages.map((m) => ({ ...m, parts: m.parts.map((x) => ({ ...x })) })) });
+  return result;
 }
+
+/** The last request built per file, function and values: kept while the project does not load. */
+const lastGood = new Map<string, LanguageRenderResult>();
 
 /** The texts `{{ ctx.output_format }}` renders to in this function: a build with each one a sentinel, compared with the real build. */
 function findOutputFormats(rt: BamlRuntimeHost, files: Record<string, string>, self: string, text: string, fn: BamlFunction, args: Record<string, unknown>, real: EngineMessage[], pin: { primary?: string }): string[] | null {
