@@ -4,7 +4,7 @@
  * its own — away from the repository, with the tokenizer data it ships. `"private": true` stops
  * `npm publish`, not `npm pack`.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -107,6 +107,32 @@ describe('npm pack: an installable ctxlens tarball', () => {
     const summary = (JSON.parse(json.stdout) as { summary: { errors: number; warnings: number } }).summary;
     expect(summary).toMatchObject({ errors, warnings });
   });
+
+  it('`ctxlens serve --store` loads its Redis client from the installed dependencies', async () => {
+    // Nothing listens on port 1: the service starts, serves, and reports the store down.
+    const proc = spawn(bin, ['serve', '--port', '0', '--root', join(ROOT, 'examples'), '--store', 'redis://127.0.0.1:1/0'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolveUrl, reject) => {
+        let out = '';
+        let err = '';
+        const timer = setTimeout(() => reject(new Error(`no listening line within 30 s: ${err}`)), 30_000);
+        proc.stderr!.on('data', (d) => (err += String(d)));
+        proc.stdout!.on('data', (d) => {
+          out += String(d);
+          const m = /^listening on (\S+)\n/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolveUrl(m[1]!);
+          }
+        });
+        proc.on('exit', (code) => reject(new Error(`exited with ${code}: ${err}`)));
+      });
+      const health = (await (await fetch(`${url}/healthz`)).json()) as { store?: { kind: string } };
+      expect(health.store?.kind).toBe('redis');
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  }, 60_000);
 
   it('counts exactly with the tokenizer data inside the package', () => {
     // Without js-tiktoken (the source checkout's fallback) the count can only come from
