@@ -29,6 +29,8 @@ export const DOCUMENT_SELECTOR = [
   // Plain prompt files (src/core/language/plain): Markdown and text under a prompts/ folder, Jinja2 and Mustache anywhere.
   { scheme: 'file', pattern: '**/prompts/**/*.{md,txt}' },
   { scheme: 'file', pattern: '**/*.{j2,jinja,jinja2,mustache}' },
+  // BAML files (src/core/language/baml), by file name: BAML's own extension owns the language id.
+  { scheme: 'file', pattern: '**/*.baml' },
   // Coding agents' instruction, rule and prompt files (docs/agents.md): Markdown that other
   // extensions own, selected by file name so the server adds lenses and diagnostics beside them.
   { scheme: 'file', pattern: '**/{AGENTS,CLAUDE,CLAUDE.local,GEMINI}.md' },

@@ -566,7 +566,7 @@ const MAIN_CASES = [
 describe('examples workspace: every file parses', () => {
   it('has the two real cases (the refund one under two history policies), the defects folder and a README', () => {
     expect(TEMPLATES).toEqual(['defects/agent.prompt', 'defects/leaky.prompt', 'refund-support/refund-hybrid.prompty', 'refund-support/refund.prompty', 'sdk-qa/sdk-qa.prompt']);
-    expect(CONFIGS).toEqual(['defects/agent.context.yaml', 'defects/leaky.context.yaml', 'defects/overflow.context.yaml', 'refund-support/refund-hybrid.context.yaml', 'refund-support/refund.context.yaml', 'sdk-qa/sdk-qa.context.yaml']);
+    expect(CONFIGS).toEqual(['baml-rag/baml_src/rag.AnswerWithCitations.context.yaml', 'defects/agent.context.yaml', 'defects/leaky.context.yaml', 'defects/overflow.context.yaml', 'refund-support/refund-hybrid.context.yaml', 'refund-support/refund.context.yaml', 'sdk-qa/sdk-qa.context.yaml']);
     expect(FIXTURES).toEqual(['defects/fixtures/agent.fixture.yaml', 'defects/fixtures/leaky.fixture.yaml', 'refund-support/fixtures/pole-refund-hybrid.fixture.yaml', 'refund-support/fixtures/pole-refund.fixture.yaml', 'sdk-qa/fixtures/post-retries.fixture.yaml', 'sdk-qa/fixtures/rate-limit.fixture.yaml']);
     expect(FILES).toContain('README.md');
   });

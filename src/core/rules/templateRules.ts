@@ -57,6 +57,8 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
   // slot-undefined: used in the template, missing from the config (reported once per slot, at its first use).
   for (const [slot, uses] of usesBySlot) {
     if (config.slots[slot]) continue;
+    // Text the runtime writes itself (BAML's `ctx.output_format`) is a part of the request, never a slot of the config.
+    if (slot.includes('.')) continue;
     const first = uses[0];
     const fix = declareSlotFix(configDoc, slot, guessKind(slot, first));
     out.push(

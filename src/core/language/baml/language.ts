@@ -18,6 +18,7 @@ import type { EngineIssue, EngineMessage, EnginePart } from '../engineTypes';
 import type { LanguageRenderResult, TemplateLanguage } from '../language';
 import { isStringable } from '../engineTypes';
 import { finding } from '../../rules/registry';
+import { finishUses } from '../shared';
 import { plainOf, scanBaml } from './syntax';
 import type { BamlFile, BamlFunction, BamlTest } from './syntax';
 import { BAML_PACKAGE, BAML_TESTED_VERSION, bamlRuntime } from './runtime';
@@ -73,7 +74,7 @@ function roleOf(name: string): Role {
 }
 
 /** Messages and slot uses of a function's prompt, from its text (spans only; the runtime renders). */
-function readPrompt(fn: BamlFunction): { messages: TemplateMessage[]; uses: SlotUse[] } {
+function readPrompt(fn: BamlFunction, fileText: string): { messages: TemplateMessage[]; uses: SlotUse[] } {
   const messages: TemplateMessage[] = [];
   const uses: SlotUse[] = [];
   const p = fn.prompt;
@@ -118,7 +119,8 @@ function readPrompt(fn: BamlFunction): { messages: TemplateMessage[]; uses: Slot
       uses.push({ slot: name, span: { start: at + w.index, end: at + w.index + name.length }, role, form });
     }
   }
-  return { messages, uses };
+  // Delimiters around each use (`<question>{{ question }}</question>`), read as for every format.
+  return { messages, uses: finishUses(fileText, messages, uses.map((u) => ({ slot: u.slot, span: u.span, form: u.form })), 'system') };
 }
 
 /** The model of a client as written (`gpt-4o`), following a fallback or round-robin client to its first client. */
@@ -186,7 +188,7 @@ export const bamlLanguage: TemplateLanguage = {
       }
     }
     if (!fn) return { path, format: 'baml', text, bodySpan: whole, messages: [], uses: [], findings };
-    const { messages, uses } = readPrompt(fn);
+    const { messages, uses } = readPrompt(fn, text);
     const { model } = bamlModel([scan], fn.client?.value);
     const inputs: Record<string, Span> = {};
     for (const p of fn.params) inputs[p.name] = p.span;
