@@ -76,6 +76,9 @@ function summary(r) {
     ['library `assemble()`, 50 fresh evidence items, in process', lib ? `${n(lib.fresh.library.mean_ms, 2)} ms mean` : '–', '≤ 1 ms', lib ? lib.fresh.library.mean_ms <= 1 : undefined],
     ['side by side: `assemble()` / dotprompt compiled render, 50 fresh items', lib ? `${n(lib.fresh.library.mean_ms, 2)} / ${n(lib.fresh.dotprompt.mean_ms, 3)} ms = ${n(lib.fresh.ratio, 2)}×` : '–', '≤ 2×', lib ? lib.fresh.ratio <= 2 : undefined],
     ['side by side, items recur (50 of a store of 200)', lib ? `${n(lib.recurring.library.mean_ms, 2)} / ${n(lib.recurring.dotprompt.mean_ms, 3)} ms = ${n(lib.recurring.ratio, 2)}×` : '–', '< 1×', lib ? lib.recurring.ratio < 1 : undefined],
+    ['"what loads" for a file, 20,000 files / 200 instruction files: cold in process / `ctxlens agents` (with the workspace checks)', at(r, 'agents', 'cold_ms') === undefined ? '–' : `${n(r.agents.cold_ms, 0)} / ${n(r.agents.cli_cold_ms, 0)} ms`, '≤ 1 s', at(r, 'agents', 'met', 'cold')],
+    ['"what loads", warm (the server\'s host, files known)', at(r, 'agents', 'warm_p50_ms') === undefined ? '–' : `p50 ${n(r.agents.warm_p50_ms)} / p95 ${n(r.agents.warm_p95_ms)} ms`, '≤ 50 ms', at(r, 'agents', 'met', 'warm')],
+    ['instruction-file lenses, 1 MB file: first / after an edit', at(r, 'agents', 'lens_1mb_first_ms') === undefined ? '–' : `${n(r.agents.lens_1mb_first_ms, 0)} / p50 ${n(r.agents.lens_1mb_edit_p50_ms, 0)} ms`, '', undefined],
     ['.vsix size', at(r, 'vsix', 'bytes') === undefined ? '–' : `${n(r.vsix.bytes / 1024 / 1024, 2)} MB`, '< 10 MB', at(r, 'vsix', 'met')],
   ];
   console.log(`\n## summary (load average ${r.load_average})\n`);

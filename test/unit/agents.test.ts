@@ -264,3 +264,19 @@ describe('hidden characters in rule files', () => {
     expect(f.map((x) => x.severity)).toEqual(['info']);
   });
 });
+
+describe('the glob matcher of applyTo and globs', () => {
+  it('agrees with picomatch (dot: true) on a grid of patterns and paths, and a backtracking pattern ends', async () => {
+    const picomatch = (await import('picomatch')).default;
+    const { agentGlob } = await import('../../src/core/language/agents/glob');
+    const patterns = ['**/*.ts', '**/*.{ts,tsx}', 'src/**/*.tsx', 'src/*.ts', '*.md', '.github/**', 'packages/*/src/**/*.test.ts', '**/docs/**/*.md', 'a/**/b/**/c.txt', '**/[a-c]*.ts', '**/?.ts', 'src/**', '**/*', '**/.cursor/rules/*.mdc', '{src,lib}/**/*.js'];
+    const paths = ['a.ts', 'src/a.ts', 'src/deep/x.tsx', 'src/deep/x.test.ts', '.github/copilot-instructions.md', '.github/instructions/x.instructions.md', 'packages/api/src/routes/users.test.ts', 'docs/a/b.md', 'a/x/b/y/c.txt', 'a/b/c.txt', 'b.ts', 'z.ts', 'README.md', 'lib/x/y.js', 'x/.cursor/rules/r.mdc', 'src'];
+    for (const p of patterns) {
+      const ours = agentGlob(p)!;
+      const theirs = picomatch(p, { dot: true });
+      for (const f of paths) expect([p, f, ours(f)]).toEqual([p, f, theirs(f)]);
+    }
+    const hostile = agentGlob(`${'*a'.repeat(12)}*b`)!;
+    expect(hostile('a'.repeat(250))).toBe(false);
+  });
+});

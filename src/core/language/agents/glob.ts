@@ -122,6 +122,16 @@ function matchName(tokens: Token[], name: string): boolean {
 }
 
 function matchSegments(segs: Segment[], parts: string[]): boolean {
+  // Names before the first `**` and the last name match one to one: most paths fail there,
+  // without the memo (one pattern is matched against every file of a workspace).
+  let lead = 0;
+  while (lead < segs.length && segs[lead] !== 'globstar') {
+    if (lead >= parts.length || !matchName(segs[lead] as Token[], parts[lead])) return false;
+    lead++;
+  }
+  if (lead === segs.length) return lead === parts.length;
+  const last = segs[segs.length - 1];
+  if (last !== 'globstar' && (parts.length <= lead || !matchName(last, parts[parts.length - 1]))) return false;
   const width = parts.length + 1;
   const memo = new Uint8Array((segs.length + 1) * width);
   const at = (si: number, pi: number): boolean => {
@@ -138,20 +148,15 @@ function matchSegments(segs: Segment[], parts: string[]): boolean {
     memo[key] = ok ? 2 : 1;
     return ok;
   };
-  return at(0, 0);
+  return at(lead, lead);
 }
 
-/**
- * A matcher for one pattern over `/`-separated workspace-relative paths, or undefined for a
- * pattern that is empty, too long or expands to too many alternatives. A leading `./` or `/` is
- * the workspace root (as Copilot and Cursor read it).
- */
-export function agentGlob(pattern: string): ((relPath: string) => boolean) | undefined {
+function compile(pattern: string): Segment[][] | undefined {
   const p = pattern.trim().replace(/^\.?\/+/, '');
   if (!p || p.length > MAX_AGENT_GLOB) return undefined;
   const alternatives = expandBraces(p);
   if (!alternatives) return undefined;
-  const compiled = alternatives.map((alt) => {
+  return alternatives.map((alt) => {
     const segs: Segment[] = [];
     for (const seg of alt.split('/')) {
       if (seg === '' || seg === '.') continue;
@@ -161,8 +166,21 @@ export function agentGlob(pattern: string): ((relPath: string) => boolean) | und
     }
     return segs;
   });
-  return (relPath) => {
-    const parts = relPath.split('/').filter((s) => s !== '');
-    return compiled.some((segs) => matchSegments(segs, parts));
-  };
+}
+
+/**
+ * A matcher for one pattern over `/`-separated workspace-relative paths, or undefined for a
+ * pattern that is empty, too long or expands to too many alternatives. A leading `./` or `/` is
+ * the workspace root (as Copilot and Cursor read it).
+ */
+export function agentGlob(pattern: string): ((relPath: string) => boolean) | undefined {
+  const m = agentGlobParts(pattern);
+  return m ? (relPath) => m(relPath.split('/').filter((s) => s !== '')) : undefined;
+}
+
+/** `agentGlob` over paths already split into their names (one pattern against many paths). */
+export function agentGlobParts(pattern: string): ((parts: readonly string[]) => boolean) | undefined {
+  const compiled = compile(pattern);
+  if (!compiled) return undefined;
+  return (parts) => compiled.some((segs) => matchSegments(segs, parts as string[]));
 }

@@ -18,7 +18,7 @@ import { finding } from '../../rules/registry';
 import { basename, dirname, isInside, relative, resolveInWorkspace } from '../../paths';
 import type { AgentFileKind, AgentId } from './kinds';
 import { AGENT_NAMES, AGENTS, agentFileKind, hasFrontMatter } from './kinds';
-import { agentGlob } from './glob';
+import { agentGlob, agentGlobParts } from './glob';
 import type { AgentFrontMatter, Reference } from './markdown';
 import { codeRegions, htmlComments, patternsOf, readAgentFrontMatter, references, sections } from './markdown';
 
@@ -102,10 +102,9 @@ export function discoverAgentFiles(host: FileHost, root: string): string[] {
   ] as const) {
     for (const p of host.glob(`${root}/${dir}`, pattern)) out.add(p);
   }
-  for (const name of ['AGENTS.md', 'CLAUDE.md', 'CLAUDE.local.md', 'GEMINI.md']) {
-    for (const p of host.glob(root, `**/${name}`)) out.add(p);
-    if (exists(`${root}/${name}`)) out.add(`${root}/${name}`);
-  }
+  // One walk of the tree for the four names.
+  for (const p of host.glob(root, '**/{AGENTS,CLAUDE,CLAUDE.local,GEMINI}.md')) out.add(p);
+  for (const name of ['AGENTS.md', 'CLAUDE.md', 'CLAUDE.local.md', 'GEMINI.md']) if (exists(`${root}/${name}`)) out.add(`${root}/${name}`);
   if (exists(`${root}/.claude/CLAUDE.md`)) out.add(`${root}/.claude/CLAUDE.md`);
   return [...out].sort();
 }
@@ -123,29 +122,31 @@ interface ReadFile {
   refs: Reference[];
 }
 
+/** Parses by path, reused while the text is the same (compared, never concatenated into a key). */
 const parsed = new BoundedCache<string, ReadFile>(4096, 64 * 1024 * 1024);
-const counts = new BoundedCache<string, number>(8192, 64 * 1024 * 1024);
+/** Counts per tokenizer, keyed by the text itself. */
+const counts = new Map<string, BoundedCache<string, number>>();
 
 function parse(path: string, text: string): ReadFile {
-  const key = `${path}\u0000${text.length}\u0000${text}`;
-  const hit = parsed.get(key);
-  if (hit) return hit;
+  const hit = parsed.get(path);
+  if (hit && hit.text === text) return hit;
   const kind = agentFileKind(path);
   const fm = kind && hasFrontMatter(kind) ? readAgentFrontMatter(text) : undefined;
   const bodyStart = fm?.bodyStart ?? 0;
   const code = codeRegions(text, bodyStart);
   const importsAt = kind === 'claude-md' || kind === 'gemini-md' || kind === 'cursor-rule' || kind === 'cursorrules' || kind === undefined;
   const out: ReadFile = { text, ...(kind ? { kind } : {}), ...(fm ? { fm } : {}), sent: text.slice(bodyStart), refs: references(text, bodyStart, code, importsAt) };
-  parsed.set(key, out, text.length * 2 + 200);
+  parsed.set(path, out, text.length * 2 + 200);
   return out;
 }
 
 function countOf(tokenizer: Tokenizer, text: string): number {
-  const key = `${tokenizer.name}\u0000${text}`;
-  const hit = counts.get(key);
+  let cache = counts.get(tokenizer.name);
+  if (!cache) counts.set(tokenizer.name, (cache = new BoundedCache<string, number>(16_384, 64 * 1024 * 1024)));
+  const hit = cache.get(text);
   if (hit !== undefined) return hit;
   const n = tokenizer.count(text);
-  counts.set(key, n, text.length * 2 + 100);
+  cache.set(text, n, text.length * 2 + 100);
   return n;
 }
 
@@ -169,16 +170,26 @@ export function outlineAgentFile(host: FileHost, path: string, text: string, tok
   const secs = sections(text, bodyStart, code).map((s) => ({ ...s, tokens: countOf(tokenizer, text.slice(s.span.start, s.span.end)) }));
   const comments = htmlComments(text, bodyStart, code);
   const commentTokens = comments.reduce((n, s) => n + countOf(tokenizer, text.slice(s.start, s.end)), 0);
+  // A long file names the same few files many times: each target is resolved and read once.
+  const seen = new Map<string, { path?: string; tokens?: number; problem?: string }>();
   const refs = f.refs.map((r) => {
-    const target = resolveReference(host, path, r.target);
-    if (!target.path) return { ...r, problem: target.problem };
-    const size = host.size(target.path);
-    if (size === undefined) return { ...r, path: target.path, problem: 'does not exist or is not a regular file' };
-    if (size > maxFileSize) return { ...r, path: target.path, tokens: Math.ceil(size / 4), problem: `is ${(size / 1048576).toFixed(1)} MB, over the ${(maxFileSize / 1048576).toFixed(0)} MB limit: not read, tokens estimated from its size` };
-    const t = host.readFile(target.path);
-    if (t === undefined) return { ...r, path: target.path, problem: 'cannot be read' };
-    return { ...r, path: target.path, tokens: countOf(tokenizer, t) };
+    const memo = seen.get(r.target);
+    if (memo) return { ...r, ...memo };
+    const one = resolveOne(r.target);
+    seen.set(r.target, one);
+    return { ...r, ...one };
   });
+  function resolveOne(ref: string): { path?: string; tokens?: number; problem?: string } {
+    const r = { target: ref };
+    const target = resolveReference(host, path, r.target);
+    if (!target.path) return { problem: target.problem };
+    const size = host.size(target.path);
+    if (size === undefined) return { path: target.path, problem: 'does not exist or is not a regular file' };
+    if (size > maxFileSize) return { path: target.path, tokens: Math.ceil(size / 4), problem: `is ${(size / 1048576).toFixed(1)} MB, over the ${(maxFileSize / 1048576).toFixed(0)} MB limit: not read, tokens estimated from its size` };
+    const t = host.readFile(target.path);
+    if (t === undefined) return { path: target.path, problem: 'cannot be read' };
+    return { path: target.path, tokens: countOf(tokenizer, t) };
+  }
   return {
     ...(f.kind ? { kind: f.kind } : {}),
     tokens: countOf(tokenizer, f.sent),
@@ -212,6 +223,8 @@ function resolveReference(host: FileHost, from: string, ref: string): { path?: s
 // ---------------------------------------------------------------------------
 
 interface Ctx {
+  /** Loads of this call by path (a file is asked for by several agents). */
+  loads?: Map<string, ReturnType<typeof loadUncached>>;
   host: FileHost;
   root: string;
   tokenizer: Tokenizer;
@@ -227,8 +240,16 @@ function report(ctx: Ctx, f: Finding): void {
   ctx.findings.push(f);
 }
 
-/** Reads a file for loading: its parse, or an estimate when it is too large; undefined when missing. */
-function load(ctx: Ctx, path: string): { file?: ReadFile; tokens: number; estimate?: boolean; bytes?: number } | undefined {
+/** Reads a file for loading (once per call): its parse, or an estimate when it is too large; undefined when missing. */
+function load(ctx: Ctx, path: string): ReturnType<typeof loadUncached> {
+  if (!ctx.loads) ctx.loads = new Map();
+  if (ctx.loads.has(path)) return ctx.loads.get(path);
+  const got = loadUncached(ctx, path);
+  ctx.loads.set(path, got);
+  return got;
+}
+
+function loadUncached(ctx: Ctx, path: string): { file?: ReadFile; tokens: number; estimate?: boolean; bytes?: number } | undefined {
   const size = ctx.host.size(path);
   if (size === undefined) return undefined;
   if (size > ctx.maxFileSize) return { tokens: Math.ceil(size / 4), estimate: true, bytes: size };
@@ -372,10 +393,17 @@ function agentLoad(ctx: Ctx, agent: AgentId, file: string, rel: string, files: r
 
 /** Whether a pattern matches a workspace-relative path: a pattern without `/` matches the file name in any folder. */
 function matches(pattern: string, rel: string): boolean {
-  const p = pattern.trim();
-  const m = agentGlob(p.includes('/') ? p : `**/${p}`);
+  let m = compiled.get(pattern);
+  if (m === undefined) {
+    const p = pattern.trim();
+    m = agentGlob(p.includes('/') ? p : `**/${p}`) ?? null;
+    compiled.set(pattern, m);
+  }
   return m ? m(rel) : false;
 }
+
+/** Compiled patterns (a pattern is matched against every workspace file by the pattern check). */
+const compiled = new BoundedCache<string, ((rel: string) => boolean) | null>(4096);
 
 /** The workspace root of a path (the longest root that holds it). */
 export function rootOf(host: FileHost, path: string): string | undefined {
@@ -429,6 +457,7 @@ function shingles(s: string): Set<string> {
 export function checkAgentFiles(host: FileHost, root: string, options: AgentCheckOptions): Finding[] {
   const files = options.files ?? discoverAgentFiles(host, root);
   const ctx: Ctx = { host, root, tokenizer: options.tokenizer, maxFileSize: options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE, findings: [], reported: new Set() };
+  const workspaceParts = options.workspaceFiles?.map((r) => r.split('/').filter((x) => x !== ''));
   for (const p of files) {
     const kind = agentFileKind(p);
     const out: LoadedFile[] = [];
@@ -436,10 +465,15 @@ export function checkAgentFiles(host: FileHost, root: string, options: AgentChec
     addWithReferences(ctx, out, new Set(), p, { why: 'always' }, { imports, links: kind !== 'agents-md' && kind !== 'claude-md' && kind !== 'gemini-md' });
     const front = fm(ctx, p);
     const field = kind === 'instructions' ? front?.fields.applyTo : kind === 'cursor-rule' ? front?.fields.globs : undefined;
-    if (field && options.workspaceFiles) {
+    if (field && workspaceParts) {
       // Only a file that no pattern of its own can load: `**/*.ts, **/*.tsx` in a project without `.tsx` files is common and harmless.
       const patterns = patternsOf(field);
-      const live = patterns.some((pattern) => pattern === '**' || pattern === '**/*' || options.workspaceFiles!.some((r) => matches(pattern, r)));
+      const live = patterns.some((pattern) => {
+        if (pattern === '**' || pattern === '**/*') return true;
+        const p = pattern.trim();
+        const m = agentGlobParts(p.includes('/') ? p : `**/${p}`);
+        return m ? workspaceParts.some(m) : false;
+      });
       if (patterns.length && !live) {
         const list = patterns.map((x) => `'${x}'`).join(', ');
         report(ctx, finding('instruction-pattern-unmatched', p, field.valueSpan, `${list} ${patterns.length === 1 ? 'matches' : 'match'} no file in the workspace, so ${kind === 'instructions' ? 'Copilot' : 'Cursor'} never loads this file by ${patterns.length === 1 ? 'it' : 'them'}.`));
