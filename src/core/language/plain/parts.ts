@@ -20,7 +20,8 @@ import { LimitError, PyDict, PyError, Unsupported, fromJs, pyStr, withStrictUnde
 import { isPySpaceCode } from '../jinja/pystr';
 import { parseJinjaBody } from '../prompty/jinjaBody';
 import { parseMustacheBody } from '../prompty/mustacheBody';
-import { MustacheError, renderMustache } from '../prompty/mustache';
+import { MustacheError, renderMustache, tokenizeMustache } from '../prompty/mustache';
+import { undeclaredVariables } from '../jinja/meta';
 import { FormatError, formatFString, langchainRefusal, parseFString } from './fstring';
 
 export type PlainFormat = 'f-string' | 'jinja2' | 'mustache' | 'text';
@@ -138,6 +139,24 @@ export interface PartRender {
   estimate?: true;
 }
 
+/** The values of these names (the names a template reads). */
+function pick(input: Record<string, unknown>, names: Iterable<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const n of names) if (Object.prototype.hasOwnProperty.call(input, n)) out[n] = input[n];
+  return out;
+}
+
+/** The first segment of every key a Mustache template names (what its scope chain can reach at the top). */
+function mustacheNames(source: string): Set<string> {
+  const names = new Set<string>();
+  try {
+    for (const t of tokenizeMustache(source)) if (t.type !== 'literal' && t.type !== 'comment' && t.key !== '.') names.add(t.key.split('.')[0]);
+  } catch {
+    // The render reports the template's own error.
+  }
+  return names;
+}
+
 /** Renders one part with the values (defaults under them). Never throws. */
 export function renderPart(part: PlainPart, values: Record<string, unknown>, lenient: boolean): PartRender {
   const issues: EngineIssue[] = [];
@@ -172,7 +191,8 @@ export function renderPart(part: PlainPart, values: Record<string, unknown>, len
       text = r.text;
       missing = r.missing;
     } else if (part.format === 'mustache') {
-      text = renderMustache(source, input, 'langchain');
+      // Only the names the template reads are converted (a 1 MB evidence list another file prints is not).
+      text = renderMustache(source, pick(input, mustacheNames(source)), 'langchain');
     } else {
       const filters = part.jinja.filters ?? [];
       const env = { trimBlocks: part.jinja.trim_blocks === true, lstripBlocks: part.jinja.lstrip_blocks === true, ...(filters.length ? { filters } : {}) };
@@ -182,7 +202,7 @@ export function renderPart(part: PlainPart, values: Record<string, unknown>, len
       interp.sandboxed = part.jinja.sandboxed !== false;
       if (lenient) interp.lenient = true;
       const vars = new Map<string, PyValue>();
-      const py = fromJs(input);
+      const py = fromJs(pick(input, undeclaredVariables(unit)));
       if (py instanceof PyDict) for (const [k, v] of py.entries()) if (typeof k === 'string') vars.set(k, v);
       text = withStrictUndefined(part.jinja.undefined === 'strict' && !lenient, () => interp.render(unit, vars));
       if (interp.missing.size) missing = [...interp.missing].sort();
