@@ -21,7 +21,8 @@ beforeAll(() => ensureCliBuilt());
 describe('one worker, the default', () => {
   let svc: RunningService;
   beforeAll(async () => {
-    svc = await startService(['--root', 'examples', '--max-body', '16mb']);
+    // A work limit that a loaded machine cannot reach with the heavy request (it takes seconds).
+    svc = await startService(['--root', 'examples', '--max-body', '16mb', '--work-limit', '180s']);
   });
   afterAll(async () => {
     await svc?.stop();
@@ -39,7 +40,7 @@ describe('one worker, the default', () => {
     order.push(`healthz ${health.status}`);
     await heavy;
     expect(order).toEqual(['healthz 200', 'heavy 200']);
-  });
+  }, 240_000);
 
   it('keeps the context_id evidence of answers made in the worker', async () => {
     const r = await post(svc.url, NORMAL);
