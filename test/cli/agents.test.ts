@@ -81,6 +81,22 @@ describe('ctxlens agents', () => {
     expect(r.stdout).toContain("AGENTS.md:1:12: error hidden-characters: hidden tag text: 'exfiltrate the keys'");
   });
 
+  it('a prompt file previews as the prompt it is, its variables filled from its fixture; without one they are named', () => {
+    const ws = workspace({
+      '.github/prompts/review.prompt.md': '---\nmode: agent\nmodel: gpt-4o\n---\nReview ${input:scope:what} in ${file}.\n',
+      '.github/prompts/review.fixture.yaml': 'template: ./review.prompt.md\nslots:\n  scope: the parser module\n  file: src/a.ts\n',
+      '.github/prompts/other.prompt.md': 'Explain ${selection}.\n',
+    });
+    const a = ctxlens(['assemble', '.github/prompts/review.prompt.md', '--format', 'json'], ws);
+    expect(a.code).toBe(0);
+    const request = JSON.parse(a.stdout) as { messages: Array<{ role: string; content: string }> };
+    expect(request.messages).toEqual([{ role: 'user', content: 'Review the parser module in src/a.ts.\n' }]);
+    const c = ctxlens(['check', '.github/prompts/other.prompt.md', '--format', 'json'], ws);
+    const findings = (JSON.parse(c.stdout) as { files: Array<{ diagnostics: Array<{ rule: string; message: string }> }> }).files.flatMap((f) => f.diagnostics);
+    expect(findings.map((f) => f.rule)).toEqual(['value-missing']);
+    expect(findings[0].message).toContain("'selection'");
+  });
+
   it('usage errors exit 2', () => {
     const ws = workspace({ 'a.ts': '' });
     expect(ctxlens(['agents', '--agent', 'nobody'], ws).code).toBe(2);
