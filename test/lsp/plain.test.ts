@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CodeLensRequest, HoverRequest } from 'vscode-languageserver-protocol/node';
 import type { CodeLens, Hover, MarkupContent, PublishDiagnosticsParams } from 'vscode-languageserver-protocol/node';
 import { LspClient, positionOf, uriOf } from './harness';
+import { AssembleRequest, PreviewRequest } from '../../src/protocol/lsp';
 
 let ws: string;
 let client: LspClient;
@@ -119,6 +120,23 @@ describe('a request composed of plain files by a context config', () => {
     const cfg = await client.open(path.join(ws, 'app', 'prompts', 'agent.context.yaml'), 'yaml');
     const pub = await client.session.nextDiagnostics(cfg, 0, (p) => codes(p).includes('slot-unused'));
     expect(pub.diagnostics.find((d) => d.code === 'slot-unused')?.message).toContain("'unused'");
+  });
+
+  it('the preview of any file of the request is the whole request', async () => {
+    const uri = uriOf(path.join(ws, 'app', 'prompts', 'user.md'));
+    const reply = await client.connection.sendRequest(PreviewRequest.type, { uri });
+    expect('snapshot' in reply).toBe(true);
+    if (!('snapshot' in reply)) return;
+    const snap = reply.snapshot;
+    expect(snap.templateUri).toBe(uri);
+    expect(snap.result.messages.map((m) => m.role)).toEqual(['system', 'system', 'user']);
+    // The labelled question in its envelope.
+    expect(snap.result.messages[2].content).toMatch(/^Question: \[QUESTION question_1\][\s\S]*Does 4\.2 retry\?[\s\S]*\[\/QUESTION\]\n$/);
+    expect(snap.result.messages[0].content).toMatch(/^You are the Orbit SDK assistant\./);
+    // rules.j2 calls a filter jinja2 does not have: jinja2 would raise, so nothing is rendered for it.
+    expect(snap.result.messages[1].content).toBe('');
+    const openai = await client.connection.sendRequest(AssembleRequest.type, { uri, format: 'openai' });
+    expect((JSON.parse(openai!.content) as unknown[]).length).toBe(3);
   });
 
   it('reports the secret in the Markdown system prompt', async () => {
