@@ -15,10 +15,45 @@ function manifest() {
   return JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
 }
 
-/** Absolute path of the .vsix for the current package.json version. */
-export function vsixPath() {
+/** Absolute path of the .vsix for the current package.json version (a platform's: `<name>-<target>-<version>.vsix`). */
+export function vsixPath(target) {
   const { name, version } = manifest();
-  return join(REPO_ROOT, 'out', `${name}-${version}.vsix`);
+  return join(REPO_ROOT, 'out', target ? `${name}-${target}-${version}.vsix` : `${name}-${version}.vsix`);
+}
+
+/**
+ * BAML's runtime is a native module, one npm package per platform (@boundaryml/baml's optional
+ * dependencies). A platform's .vsix (`vsce --target`) carries it as dist/baml/: @boundaryml/baml's
+ * own files and that platform's binary beside them, where its loader looks first; the language
+ * server requires it from there (src/node/bamlRuntime.ts) the first time a .baml file is rendered.
+ * vsce leaves node_modules/ out of a package built with --no-dependencies, hence dist/. The
+ * universal .vsix carries none (BAML files then get a finding that names the package).
+ */
+export const BAML_PLATFORMS = {
+  'linux-x64': 'linux-x64-gnu',
+  'linux-arm64': 'linux-arm64-gnu',
+  'alpine-x64': 'linux-x64-musl',
+  'alpine-arm64': 'linux-arm64-musl',
+  'darwin-x64': 'darwin-x64',
+  'darwin-arm64': 'darwin-arm64',
+  'win32-x64': 'win32-x64-msvc',
+  'win32-arm64': 'win32-arm64-msvc',
+};
+
+/** Copies @boundaryml/baml and the target's binary into the stage's dist/baml/. */
+function stageBamlRuntime(stage, target) {
+  const platform = BAML_PLATFORMS[target];
+  if (!platform) throw new Error(`unknown --target ${target} (known: ${Object.keys(BAML_PLATFORMS).join(', ')})`);
+  const from = join(REPO_ROOT, 'node_modules', '@boundaryml');
+  const binary = join(from, `baml-${platform}`, `baml.${platform}.node`);
+  for (const need of [join(from, 'baml', 'package.json'), binary]) {
+    if (!existsSync(need)) {
+      throw new Error(`${relative(REPO_ROOT, need)} is missing: for the ${target} package, npm pack @boundaryml/baml-${platform}@${manifest().devDependencies?.['@boundaryml/baml'] ?? ''} and unpack it into node_modules/@boundaryml/baml-${platform}`);
+    }
+  }
+  const to = join(stage, 'dist', 'baml');
+  cpSync(join(from, 'baml'), to, { recursive: true, dereference: true });
+  cpSync(binary, join(to, `baml.${platform}.node`));
 }
 
 // Everything that can change the packaged bytes.
@@ -51,12 +86,13 @@ function run(label, args, cwd) {
 const STAGE_COPIES = ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'NOTICE.md', '.vscodeignore', 'media', 'schemas', 'syntaxes'];
 
 /** Builds for production in out/vsix-stage and packages it; returns the .vsix path and its size in bytes. */
-export function packageExtension({ log = console.log } = {}) {
+export function packageExtension({ log = console.log, target } = {}) {
   const t0 = Date.now();
   for (const f of ['README.md', 'LICENSE']) {
     if (!existsSync(join(REPO_ROOT, f))) throw new Error(`${f} is missing; vsce needs it to package`);
   }
-  const stage = join(REPO_ROOT, 'out', 'vsix-stage');
+  // A platform's stage is its own, so a platform package and the universal one never share a folder.
+  const stage = join(REPO_ROOT, 'out', target ? `vsix-stage-${target}` : 'vsix-stage');
   rmSync(stage, { recursive: true, force: true });
   mkdirSync(stage, { recursive: true });
   // esbuild.js builds relative to its working directory: links to the sources and dependencies let it
@@ -81,11 +117,12 @@ export function packageExtension({ log = console.log } = {}) {
   for (const f of [...STAGE_COPIES, ...extra, ...pages]) {
     if (existsSync(join(REPO_ROOT, f))) cpSync(join(REPO_ROOT, f), join(stage, f), { recursive: true });
   }
+  if (target) stageBamlRuntime(stage, target);
   const { main } = manifest();
   if (main && !existsSync(join(stage, main))) {
     throw new Error(`package.json "main" is ${main} but the build did not produce it (does src/extension/main.ts exist?)`);
   }
-  const out = vsixPath();
+  const out = vsixPath(target);
   run(
     'vsce package',
     [
@@ -98,6 +135,7 @@ export function packageExtension({ log = console.log } = {}) {
       '--no-rewrite-relative-links',
       '--out',
       out,
+      ...(target ? ['--target', target] : []),
     ],
     stage,
   );
@@ -118,7 +156,9 @@ export function ensureVsix({ log = console.log } = {}) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
-    packageExtension();
+    // `node scripts/package.mjs --target linux-x64`: that platform's .vsix, with BAML's runtime.
+    const at = process.argv.indexOf('--target');
+    packageExtension(at > 0 ? { target: process.argv[at + 1] } : {});
   } catch (err) {
     console.error(`package: ${err.message}`);
     process.exit(1);

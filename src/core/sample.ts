@@ -23,6 +23,8 @@ import { parseYaml, toJs } from './text/yaml';
 import { promptyRuntimeInputs } from './language/prompty/engine';
 import { PyFloat, Unsupported } from './language/jinja/values';
 import { languageFor } from './language/registry';
+import { choosePromptyLoader, type PromptyLoaderPins } from './language/prompty/loader';
+import { PROMPTY_LOADER_LABEL, type PromptyLoader } from './language/prompty/engine';
 
 /** The name of the implicit fixture in pickers, the CLI and the trace. */
 export const SAMPLE_FIXTURE = 'sample';
@@ -393,4 +395,27 @@ export function requestSettings(template: TemplateDoc): RequestSettings {
       : (at(data, ['model', 'parameters', 'max_tokens']) ?? at(data, ['model', 'parameters', 'max_completion_tokens']) ?? at(data, ['model', 'options', 'maxOutputTokens']));
   if (typeof n === 'number' && Number.isInteger(n) && n > 0) out.maxOutput = n;
   return out;
+}
+
+/**
+ * The loader a `.prompty` file is rendered as (language/prompty/loader.ts): its pin, a pin by
+ * glob, what the workspace around it runs (read through the host), else its own format. Where
+ * that is only a guess, one `loader-guessed` finding with quick fixes that pin it (a YAML comment
+ * in the front matter, which no loader reads).
+ */
+export function promptyLoaderOf(host: FileHost, template: TemplateDoc, findings: Finding[], pins?: PromptyLoaderPins): { id: PromptyLoader; reason: string; source: 'pin' | 'workspace' | 'file'; guessed: boolean } {
+  const choice = choosePromptyLoader(template.path, template.text, template.frontMatter?.data, { host, ...(pins ? { pins } : {}) });
+  if (choice.guessed) {
+    const fence = /^\uFEFF?[ \t]*---[ \t]*\r?\n/.exec(template.text);
+    const at = fence ? fence[0].length : 0;
+    const span: Span = template.frontMatter?.span ?? { start: 0, end: Math.min(template.text.length, 3) };
+    const others: PromptyLoader[] = choice.loader === 'prompty-0.1' || choice.loader === 'prompty-2' ? ['promptflow', 'azure-ai-inference'] : [choice.loader === 'typescript' ? 'prompty-2' : 'prompty-0.1'];
+    const pin = (l: PromptyLoader, preferred: boolean) => ({ title: `Pin the loader: ${PROMPTY_LOADER_LABEL[l]}`, edits: [{ path: template.path, span: { start: at, end: at }, newText: `# prompty-loader: ${l}\n` }], ...(preferred ? { preferred: true } : {}) });
+    findings.push(
+      finding('loader-guessed', template.path, { start: span.start, end: Math.min(span.end, span.start + 3) }, `This file is rendered as ${PROMPTY_LOADER_LABEL[choice.loader]} loads it, but that is a guess: ${choice.reason}. Pin the loader the project runs ('# prompty-loader: <loader>' in the front matter) so the rendering and the counts follow it.`, {
+        fixes: fence ? [pin(choice.loader, true), ...others.map((l) => pin(l, false))] : [],
+      }),
+    );
+  }
+  return { id: choice.loader, reason: choice.reason, source: choice.source, guessed: choice.guessed };
 }

@@ -10,6 +10,8 @@
  * is kept by its files' texts, so an edit of one function re-loads once and a render of another
  * function, or of the same one with other values, reuses it.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BamlBuild, BamlRuntimeHost } from '../core/language';
 import { BAML_PACKAGE, useBamlRuntime } from '../core/language';
 
@@ -102,7 +104,15 @@ function requireBamlRuntime(): BamlRuntimeHost | { reason: string } {
   try {
     // A name, not a literal: the bundles never include the native module; it is resolved from node_modules at run time.
     const id = BAML_PACKAGE;
-    const native = require(id) as NativeModule;
+    let native: NativeModule;
+    try {
+      native = require(id) as NativeModule;
+    } catch (e) {
+      // A platform's .vsix carries the runtime as dist/baml/ beside the server's bundle (scripts/package.mjs).
+      const bundled = join(__dirname, 'baml');
+      if (!existsSync(join(bundled, 'package.json'))) throw e;
+      native = require(bundled) as NativeModule;
+    }
     let version = 'unknown';
     try {
       version = (require(`${id}/package.json`) as { version: string }).version;

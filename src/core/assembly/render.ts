@@ -24,7 +24,7 @@ import type { FixtureDoc, MessagePart, RenderedMessage, Role, SlotKind, Span, Te
 import type { WorkItem } from './item';
 import type { Envelope, EnvelopeKind } from './envelope';
 import type { Neutralised } from './escape';
-import type { TemplateLanguage } from '../language/language';
+import type { LanguageRenderInput, TemplateLanguage } from '../language/language';
 import { languageFor } from '../language/registry';
 import { ItemList, ItemValue, MARK_CHARS, expandMarks, isExpansion, mark, markedTexts, ref, refable, splitMarked } from './attribution';
 import { append } from './append';
@@ -73,6 +73,8 @@ export interface RenderOptions {
    * image is reported, not inlined.
    */
   readFile?: (relativePath: string) => string | undefined;
+  /** The loader the project runs the template with, and why (Prompty's loaders; the binding chooses it). */
+  loader?: LanguageRenderInput['loader'];
   /** The template's project where its runtime loads one (BAML's `baml_src/`), read by the binding. */
   project?: { files: Record<string, string>; self: string };
 }
@@ -296,6 +298,7 @@ export class Renderer {
       ...(o.codeHelpers?.length ? { codeHelpers: o.codeHelpers } : {}),
       ...(o.codePartials?.length ? { codePartials: o.codePartials } : {}),
       ...(o.readFile ? { readFile: o.readFile } : {}),
+      ...(o.loader ? { loader: o.loader } : {}),
       ...(o.project ? { project: o.project, unmarked: this.plainText } : {}),
     });
     if (r.runtime !== undefined) this.runtime = r.runtime;

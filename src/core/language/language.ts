@@ -36,6 +36,11 @@ export interface LanguageRenderInput {
   /** Reads a file beside the template, inside the workspace only (a runtime that inlines local files). */
   readFile?: (relativePath: string) => string | undefined;
   /**
+   * The program the project loads the template with, where a format has several (Prompty: its
+   * loaders, language/prompty/loader.ts), and why it was chosen; the binding gives it.
+   */
+  loader?: { id: string; reason: string; source: 'pin' | 'workspace' | 'file'; guessed: boolean };
+  /**
    * A value's text without the assembly's attribution marks: for a value the runtime reads as
    * syntax rather than prints (BAML's `_.role(turn.role)`), which must reach it as written.
    */

@@ -27,7 +27,8 @@ import { assemble } from '../assembly';
 import { budgetFor } from '../budget/remainder';
 import { configRules, templateRules } from '../rules/templateRules';
 import { configMissing, configReference, configUnresolved, tokenizerEstimate, unknownModel, unknownTokenizer, unresolvedModel } from '../rules/projectRules';
-import { besideTemplate, requestSettings, runtimeDefaults, sampleFixture } from '../sample';
+import { promptyDocForLoader, type PromptyLoaderPins } from '../language/prompty/loader';
+import { besideTemplate, promptyLoaderOf, requestSettings, runtimeDefaults, sampleFixture } from '../sample';
 import { codeRegistry, codeRenderOptions, readPartials, withoutHelperCalls } from '../language/partials';
 import { withCost } from '../cost';
 import { cachePrefixFindings } from '../prefix';
@@ -75,6 +76,8 @@ export interface BindOptions {
   defaultModel?: string;
   /** dotprompt helpers and partials the editor setting declares as registered in code (after the config's). */
   codeRegistered?: CodeRegistrySetting;
+  /** The loader of `.prompty` files by glob (editor setting), over what the workspace runs (language/prompty/loader.ts). */
+  promptyLoaders?: PromptyLoaderPins;
 }
 
 /** Where a template's config comes from. */
@@ -266,7 +269,9 @@ function zeroConfigOf(maxOutput: number | undefined, model: { name?: string; inf
  * Binds a parsed template. `host` is read for the config, the sample and the partials; pass a
  * recording host to learn which reads decided the binding.
  */
-export function bindTemplate(host: FileHost, given: TemplateDoc, options: BindOptions = {}): TemplateBinding {
+export function bindTemplate(host: FileHost, parsed: TemplateDoc, options: BindOptions = {}): TemplateBinding {
+  // A .prompty file is parsed by the engine of the loader its project runs (azure-ai-inference: mustache).
+  const given = promptyDocForLoader(host, parsed, options.promptyLoaders);
   const binding = bindConfig(host, given);
   // A plain prompt file composed by a config is the whole request the config lists.
   const composed = composeTemplate(host, given, binding);
@@ -343,7 +348,7 @@ export function bindTemplate(host: FileHost, given: TemplateDoc, options: BindOp
       escape: true,
       ...(zero ? { trustKnown: false } : {}),
       ...codeRenderOptions(registry, partials),
-      ...(template.format === 'prompty' ? { readFile: besideTemplate(host, template.path) } : {}),
+      ...(template.format === 'prompty' ? { readFile: besideTemplate(host, template.path), loader: promptyLoaderOf(host, template, findings, options.promptyLoaders) } : {}),
       ...(project.project ? { project: project.project } : {}),
     },
     ...(costConfigPath !== undefined ? { costConfigPath } : {}),

@@ -28,6 +28,7 @@ export const RULES: readonly RuleInfo[] = [
   { id: 'unsupported-feature', severity: 'warning', category: 'config', description: "A template construct the format's runtime does not render as written (a dotprompt {{#role}} block), or that Context Lens cannot render exactly as the runtime does." },
   { id: 'unknown-helper', severity: 'warning', category: 'config', description: 'A dotprompt template calls a Handlebars helper that dotprompt does not define (or a Jinja2 prompt file a filter jinja2 does not define) and neither the context config nor the editor setting declares as registered in code.' },
   { id: 'unknown-partial', severity: 'warning', category: 'config', description: 'A dotprompt template includes a partial that is neither a file beside it nor declared as registered in code.' },
+  { id: 'loader-guessed', severity: 'info', category: 'config', description: "A .prompty file is rendered as the loader its own front matter suggests, but nothing pins that loader and the workspace does not settle it (or names several); a quick fix pins it." },
   { id: 'code-registered', severity: 'info', category: 'config', description: "A declared helper or partial of the application's code is rendered as a placeholder; the request's counts are an estimate." },
   { id: 'config-missing', severity: 'info', category: 'config', description: 'A template has no context config, so budgets and trust cannot be checked.' },
   // Budget equation.

@@ -494,6 +494,8 @@ export class Interpreter implements BuiltinEnv {
   sandboxed = true;
   /** With `sandboxed`: Jinja2's mutable SandboxedEnvironment (promptflow), where the mutating methods of list and dict work. */
   mutable = false;
+  /** An environment that escapes what `{{ }}` prints (nunjucks' autoescape, for Prompty's TypeScript runtime); markup passes as it is. */
+  outputEscape: ((text: string) => string) | null = null;
   readonly missing = new Set<string>();
   /** The name the caller's loader knows the main template by (`self` prints it); null for a nameless one. */
   mainName: string | null = null;
@@ -1050,7 +1052,7 @@ export class Interpreter implements BuiltinEnv {
       if (this.lenient && v instanceof Undefined && !v.hasObj && typeof v.name === 'string') this.missing.add(v.name);
       const text = this.str(v, n.span, ctx);
       if (text.includes(' at 0xADDR>')) this.notes.push({ message: this.addressCause(n, v), span: n.span, unit: ctx.unit.name });
-      return text;
+      return this.outputEscape && !(v instanceof Markup) ? this.outputEscape(text) : text;
     } catch (e) {
       if (!(e instanceof Unsupported)) throw e;
       this.notes.push({ message: e.message, span: n.span, unit: ctx.unit.name });

@@ -94,6 +94,8 @@ export interface PromptyOptions {
    */
   loader?: PromptyLoader;
   fromString?: boolean;
+  /** Skip the Python runtime line's load checks (the TypeScript and .NET loaders read the file themselves). */
+  skipLoadChecks?: boolean;
 }
 
 /** An engine result with what the runtime line adds. */
@@ -967,12 +969,40 @@ export function renderPrompty(source: string, data: Record<string, unknown>, opt
   if (loader === 'azure-ai-inference' && options.fromString) return { ...renderAzureString(source, data), loader };
   if (loader === 'promptflow') return { ...renderPromptflow(source, data, options), loader };
   const line = loaderLine(loader) ?? options.line;
-  return { ...renderLine(source, data, { ...options, ...(line ? { line } : {}) }), loader };
+  const r = renderLine(source, data, { ...options, ...(line ? { line } : {}) });
+  if (loader !== 'typescript' && loader !== 'dotnet') return { ...r, loader };
+  // Prompty's TypeScript and .NET runtimes: rendered as Prompty's Python runtime line renders the
+  // file (a nunjucks template by the Jinja2 interpreter, never by nunjucks itself, which compiles
+  // templates to JavaScript), and said so once; no Python runtime's load error is theirs.
+  const fmKey = fmKeySpan(source, 'template') ?? fmKeySpan(source, 'model') ?? { start: 0, end: Math.min(source.length, 3) };
+  const note: EngineIssue = {
+    rule: 'unsupported-feature',
+    message:
+      loader === 'typescript'
+        ? `${PROMPTY_LOADER_LABEL.typescript} renders this template with nunjucks (autoescaping what it prints); Context Lens renders it with its Jinja2 interpreter, escaping what it prints as nunjucks does (it never runs nunjucks, which compiles a template to JavaScript). Text, strings, integers, loops and conditions print as nunjucks prints them; booleans, null, lists, objects, floats and Python methods do not, nor a mustache template (mustache.js). The counts are an estimate.`
+        : `${PROMPTY_LOADER_LABEL.dotnet} is not reproduced: the file is rendered as ${PROMPTY_LINE_LABEL[r.line]} renders it, and the counts are an estimate.`,
+    span: fmKey,
+  };
+  const pythonOnly = r.issues.filter((i) => !(i.rule === 'template-invalid' && /cannot load this file|has no renderer|has no parser|refuses to render without/.test(i.message)));
+  if (pythonOnly.length < r.issues.length && r.messages.length === 0) {
+    // The Python runtime refused to load it: render the body as that line would without its loader's checks.
+    const again = renderLine(source, data, { ...options, line: r.line, templateType: 'jinja2', skipLoadChecks: true });
+    return { ...again, issues: [note, ...again.issues.filter((i) => !(i.rule === 'template-invalid' && /cannot load this file/.test(i.message)))], loader, exact: false, estimate: true };
+  }
+  return { ...r, issues: [note, ...pythonOnly], loader, exact: false, estimate: true };
+}
+
+const NUNJUCKS_ESCAPES: Record<string, string> = { '&': '&amp;', '"': '&quot;', "'": '&#39;', '<': '&lt;', '>': '&gt;' };
+
+/** nunjucks' `escape` (its default environment autoescapes what `{{ }}` prints). */
+function nunjucksEscape(s: string): string {
+  return /[&"'<>]/.test(s) ? s.replace(/[&"'<>]/g, (c) => NUNJUCKS_ESCAPES[c]) : s;
 }
 
 function renderLine(source: string, data: Record<string, unknown>, options: PromptyOptions): PromptyResult {
   const whole: Span = { start: 0, end: source.length };
   const azure = options.loader === 'azure-ai-inference';
+  const foreign = options.loader === 'typescript' || options.loader === 'dotnet';
   const t = readText(source);
   const fmMatch = (options.line === 'v2' ? FRONT_MATTER_V2 : FRONT_MATTER).exec(t.text);
   let fm = fmMatch ? frontMatterData(fmMatch[1]) : undefined;
@@ -990,6 +1020,9 @@ function renderLine(source: string, data: Record<string, unknown>, options: Prom
   const s = settingsOf(fm, options);
   // azure-ai-inference renders mustache unless the front matter names another engine (which it then lacks).
   if (azure) s.format = azureTemplateType(fm);
+  // nunjucks (Prompty's TypeScript runtime) is rendered by the Jinja2 interpreter.
+  if (foreign && (s.format === 'nunjucks' || s.format === '*')) s.format = 'jinja2';
+  if (foreign) s.parser = 'prompty';
   const label = options.loader ? PROMPTY_LOADER_LABEL[options.loader] : PROMPTY_LINE_LABEL[s.line];
   if (source.length > MAX_SOURCE) return failure(s.line, 'unsupported-feature', `The file is larger than ${MAX_SOURCE} characters; it is not rendered.`, whole);
   const m = s.line === 'v2' && !options.line ? FRONT_MATTER_V2.exec(t.text) : fmMatch;
@@ -1020,7 +1053,7 @@ function renderLine(source: string, data: Record<string, unknown>, options: Prom
     return { start, end: Math.max(start, end) };
   };
   if (fmMatch && !fm && s.line === '0.1' && /^\s*$/.test(fmMatch[1])) return failure(s.line, 'template-invalid', `${label} cannot load this file: its front matter is empty (TypeError: argument of type 'NoneType' is not iterable).`, frontMatterSpan(t, fmMatch));
-  if (fm) {
+  if (fm && !options.skipLoadChecks) {
     let err: string | undefined;
     try {
       err = azure ? loadErrorAzure(fm, options.readFile, options.env) : loadError(fm, s.line, options.readFile, options.env, options.line !== undefined);
@@ -1079,7 +1112,7 @@ function renderLine(source: string, data: Record<string, unknown>, options: Prom
     }
   } else {
     try {
-      const main = compileTemplate(MAIN, template, s.line === 'v2');
+      const main = compileTemplate(MAIN, template, s.line === 'v2' || options.loader === 'typescript');
       const cache = new Map<string, Unit>();
       const templates: Record<string, string> = { ...(options.templates ?? {}) };
       // 0.1.x's loader holds each file of the `base:` chain by its name with its body (front matter
@@ -1091,7 +1124,7 @@ function renderLine(source: string, data: Record<string, unknown>, options: Prom
         if (!u) {
           const src = templates[name];
           if (typeof src !== 'string') return undefined;
-          u = compileTemplate(name, src, s.line === 'v2');
+          u = compileTemplate(name, src, s.line === 'v2' || options.loader === 'typescript');
           cache.set(name, u);
         }
         return u;
@@ -1099,6 +1132,8 @@ function renderLine(source: string, data: Record<string, unknown>, options: Prom
       if (options.missingValues === 'lenient') interp.lenient = true;
       // 0.1.x renders with jinja2.Environment, v2 with the ImmutableSandboxedEnvironment.
       interp.sandboxed = s.line === 'v2';
+      // Prompty's TypeScript runtime: nunjucks' default environment autoescapes what it prints.
+      if (options.loader === 'typescript') interp.outputEscape = nunjucksEscape;
       // 0.1.x's DictLoader names the template by its file name, v2's by "prompt".
       interp.mainName = s.line === 'v2' ? 'prompt' : options.fileName ?? null;
       const vars = new Map<string, PyValue>();

@@ -4,9 +4,9 @@
  */
 import type { TemplateLanguage } from '../language';
 import { basename } from '../../paths';
-import { parseFenced } from '../fenced';
-import { parsePromptyBody } from './parse';
-import { PROMPTY_LINE_LABEL, renderPrompty } from './engine';
+import { parsePromptyDoc } from './parse';
+import { PROMPTY_LINE_LABEL, PROMPTY_LOADERS, PROMPTY_LOADER_LABEL, renderPrompty, type PromptyLoader } from './engine';
+import { choosePromptyLoader } from './loader';
 
 export const promptyLanguage: TemplateLanguage = {
   id: 'prompty',
@@ -17,23 +17,24 @@ export const promptyLanguage: TemplateLanguage = {
     return /\.prompty$/i.test(path) ? 'template' : undefined;
   },
   parse(path, text) {
-    return parseFenced(path, text, {
-      format: 'prompty',
-      fallbackRole: 'system',
-      body: (p, t, start, fm) => parsePromptyBody(p, t, start, fm.frontMatter?.inputs ?? {}, fm.frontMatter?.data),
-    });
+    return parsePromptyDoc(path, text);
   },
   render(doc, v) {
     const input = { ...v.defaults, ...v.input };
-    // The engine reads the runtime line and the template format from the front matter itself.
+    // The loader the binding chose (the project's pin or what its workspace runs), else the file's own format.
+    const choice = v.loader && (PROMPTY_LOADERS as readonly string[]).includes(v.loader.id) ? { ...v.loader, loader: v.loader.id as PromptyLoader } : choosePromptyLoader(doc.path, doc.text, doc.frontMatter?.data);
+    // Prompty's own runtime line chosen from the file's format: the engine reads it from the front matter itself.
+    const ownLine = (choice.loader === 'prompty-0.1' || choice.loader === 'prompty-2') && choice.source !== 'pin';
     const r = renderPrompty(doc.text, input, {
       templates: v.partials,
       fileName: basename(doc.path),
+      ...(ownLine ? {} : { loader: choice.loader }),
       ...(v.readFile ? { readFile: v.readFile } : {}),
       // Without any values (no fixture, no sample) the analysis renders what it can and names what is missing.
       ...(v.hasValues ? {} : { missingValues: 'lenient' as const }),
     });
-    const runtime = PROMPTY_LINE_LABEL[r.line];
+    // The trace, the hover and the preview name the loader, and why unless it is the file's own runtime line.
+    const runtime = ownLine && choice.source === 'file' ? PROMPTY_LINE_LABEL[r.line] : `${r.loader ? PROMPTY_LOADER_LABEL[r.loader] : PROMPTY_LINE_LABEL[r.line]} (${choice.reason})`;
     if (!r.missing?.length) return { ...r, runtime };
     const names = r.missing.map((n) => `'${n}'`).join(', ');
     const one = r.missing.length === 1;
