@@ -311,8 +311,9 @@ export function createService(options: ServiceOptions = {}): Service {
         // Always 200 while the process serves: a shared store that is down degrades lookups by id
         // only, so the replica stays in its load balancer's rotation (and is not restarted).
         if (store.kind === 'memory') return send(res, 200, JSON.stringify({ status: 'ok', version: VERSION }), 'application/json; charset=utf-8');
+        // /healthz needs no token: the reason (an address, an error) stays in the log.
         const h = store.health();
-        return send(res, 200, JSON.stringify({ status: h.status === 'up' ? 'ok' : 'degraded', version: VERSION, store: h }), 'application/json; charset=utf-8');
+        return send(res, 200, JSON.stringify({ status: h.status === 'up' ? 'ok' : 'degraded', version: VERSION, store: { kind: h.kind, status: h.status } }), 'application/json; charset=utf-8');
       }
       if (url === '/metrics') return send(res, 200, metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
       const type = req.headers['content-type'];
