@@ -80,6 +80,8 @@ function summary(r) {
     ['"what loads" for a file, 20,000 files / 200 instruction files: cold in process / `ctxlens agents` (with the workspace checks)', at(r, 'agents', 'cold_ms') === undefined ? '–' : `${n(r.agents.cold_ms, 0)} / ${n(r.agents.cli_cold_ms, 0)} ms`, '≤ 1 s', at(r, 'agents', 'met', 'cold')],
     ['"what loads", warm (the server\'s host, files known)', at(r, 'agents', 'warm_p50_ms') === undefined ? '–' : `p50 ${n(r.agents.warm_p50_ms)} / p95 ${n(r.agents.warm_p95_ms)} ms`, '≤ 50 ms', at(r, 'agents', 'met', 'warm')],
     ['instruction-file lenses, 1 MB file: first / after an edit', at(r, 'agents', 'lens_1mb_first_ms') === undefined ? '–' : `${n(r.agents.lens_1mb_first_ms, 0)} / p50 ${n(r.agents.lens_1mb_edit_p50_ms, 0)} ms`, '', undefined],
+    ['BAML: edit → lenses, 20-function project (BAML\'s runtime renders)', at(r, 'baml', 'edit_to_lenses_p95_ms') === undefined ? '–' : `p50 ${n(r.baml.edit_to_lenses_p50_ms)} / p95 ${n(r.baml.edit_to_lenses_p95_ms)} ms (fromFiles ${n(r.baml.from_files_ms)} ms)`, 'p95 ≤ 50 ms', at(r, 'baml', 'edit_to_lenses_p95_ms') === undefined ? undefined : r.baml.edit_to_lenses_p95_ms <= 50],
+    ['BAML: `assemble()` / `buildRequestSync`, 50 items', at(r, 'baml', 'assemble_over_runtime') === undefined ? '–' : `${n(r.baml.assemble_50_items_ms, 2)} / ${n(r.baml.build_request_sync_50_items_ms, 2)} ms = ${n(r.baml.assemble_over_runtime, 2)}×`, '≤ 2×', at(r, 'baml', 'assemble_over_runtime') === undefined ? undefined : r.baml.assemble_over_runtime <= 2],
     ['.vsix size', at(r, 'vsix', 'bytes') === undefined ? '–' : `${n(r.vsix.bytes / 1024 / 1024, 2)} MB`, '< 10 MB', at(r, 'vsix', 'met')],
   ];
   console.log(`\n## summary (load average ${r.load_average})\n`);
