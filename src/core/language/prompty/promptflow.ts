@@ -155,7 +155,7 @@ export function promptflowModel(configs: Record<string, unknown>): string {
   if (missing.length === 2) throw new PromptflowFailure('TypeError', "PromptyModelConfiguration.__init__() missing 2 required positional arguments: 'configuration' and 'parameters'", 'model');
   if (missing.length === 1) throw new PromptflowFailure('TypeError', `PromptyModelConfiguration.__init__() missing 1 required positional argument: '${missing[0]}'`, 'model');
   const conf = model.configuration;
-  if (isRecord(conf) && conf.connection && Object.keys(conf).some((k) => /key|endpoint|api_base|base_url|organization|api_version/i.test(k))) throw new PromptflowFailure('InvalidConnectionError', 'Cannot configure model config and connection in configuration at the same time.', 'model');
+  if (isRecord(conf) && conf.connection && Object.keys(conf).some((k) => /key|endpoint|api_base|base_url|organization|api_version|token_provider/i.test(k))) throw new PromptflowFailure('InvalidConnectionError', 'Cannot configure model config and connection in configuration at the same time.', 'model');
   return typeof model.api === 'string' ? model.api : 'chat';
 }
 
