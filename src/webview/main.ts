@@ -104,7 +104,9 @@ function start(): void {
       seq = message.seq;
       renderError(root, message.message, ctx);
     }
-    markScrollRegions(root);
+    // Frames that scrolled sideways before are marked at once (focus may go back to one); all are
+    // measured again after the paint, when the layout is done anyway.
+    markScrollRegions(root, place.regions);
     // The first snapshot after a reload goes back to where the user was.
     const reload = !restoredScroll && message.type === 'snapshot';
     if (reload) restoredScroll = true;
@@ -121,6 +123,15 @@ function start(): void {
     const ms = performance.now() - t0;
     document.body.dataset.renderedSeq = String(seq);
     window.dispatchEvent(new CustomEvent('contextlens:rendered', { detail: { seq, ms } }));
+    afterPaint(() => {
+      markScrollRegions(root);
+      document.body.dataset.settledSeq = String(seq);
+    });
+  }
+
+  /** Runs `f` once the next frame is painted: its layout is then clean, and reading it is free. */
+  function afterPaint(f: () => void): void {
+    requestAnimationFrame(() => setTimeout(f, 0));
   }
 
   /** The toolbar's height while it sticks to the top, as the page's scroll padding (style.css). */

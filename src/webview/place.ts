@@ -5,7 +5,8 @@
  * layout that scrolls on its own) one anchor: the focused control when it is in view, else the
  * element nearest the top of the view, named by its `data-key` (controls) or `data-anchor`
  * (sections, messages, item blocks, table rows), and how far it sat from the top of the view. It
- * also notes the height of every block laid out with `content-visibility: auto` (messages). After the render, `restorePlace` gives the new blocks those heights as their
+ * also notes the height of every block laid out with `content-visibility: auto` (messages, table
+ * frames). After the render, `restorePlace` gives the new blocks those heights as their
  * placeholder size, so that blocks off screen take the room they took before instead of 320 px,
  * and scrolls each scroller so that its anchor is back where it was, within a pixel. The control
  * that had focus gets it back (the same key; the n-th of that key when several share it), or, when
@@ -18,7 +19,7 @@
 /** Elements that name a place: controls (`data-key`) and blocks (`data-anchor`). */
 const PLACES = '[data-key], [data-anchor]';
 /** Blocks the stylesheet lays out only near the view (`content-visibility: auto`). */
-const LAZY = '.msg';
+const LAZY = '.msg, .table-wrap';
 
 interface Name {
   key: string;
@@ -39,6 +40,8 @@ export interface Place {
   heights: Map<string, number>;
   /** The focused control, and the controls before it (nearest first), as fallbacks. */
   focus?: { name: Name; before: Name[]; section?: string };
+  /** Anchors of the table frames that scrolled sideways. */
+  regions: Set<string>;
 }
 
 function nameOf(e: Element): string | undefined {
@@ -158,7 +161,8 @@ export function readPlace(root: HTMLElement): Place {
     const section = active.closest('section.section')?.querySelector<HTMLElement>('.section-toggle')?.dataset.key;
     focus = { name: names[at], before, section: section !== undefined ? `k:${section}` : undefined };
   }
-  return { scrollers, heights, focus };
+  const regions = new Set(Array.from(root.querySelectorAll<HTMLElement>('.table-wrap.scrolls')).map((w) => w.dataset.anchor ?? ''));
+  return { scrollers, heights, focus, regions };
 }
 
 export interface RestoreOptions {

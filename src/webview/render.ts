@@ -92,11 +92,12 @@ function tableWrap(name: string, table: HTMLTableElement): HTMLElement {
 /**
  * A frame whose table is wider than it gets `tabindex=0`, so that the arrow keys scroll it, and
  * is named as a region after its table's caption; a frame that fits is not a tab stop. Run after
- * every render and when the panel is resized (the widths are real only after layout).
+ * the paint of every render and when the panel is resized (the widths are real only after
+ * layout); `known`, the frames that scrolled in the last render, marks them without measuring.
  */
-export function markScrollRegions(root: HTMLElement): void {
+export function markScrollRegions(root: HTMLElement, known?: ReadonlySet<string>): void {
   for (const wrap of Array.from(root.querySelectorAll<HTMLElement>('.table-wrap'))) {
-    const scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
+    const scrolls = known ? known.has(wrap.dataset.anchor ?? '') : wrap.scrollWidth > wrap.clientWidth + 1;
     if (scrolls === wrap.hasAttribute('tabindex')) continue;
     if (scrolls) {
       const caption = wrap.querySelector('caption')?.textContent ?? 'Table';

@@ -90,7 +90,10 @@ export interface Panel {
   context: BrowserContext;
   /** Messages the page logged as errors, and uncaught exceptions. */
   errors: string[];
-  /** Posts a host message and waits until the webview rendered it; resolves with its render time (ms). */
+  /**
+   * Posts a host message and waits until the webview rendered it and finished what it does after
+   * the paint (marking the tables that scroll sideways); resolves with its render time (ms).
+   */
   post(message: HostMessage): Promise<number>;
   /** Posts anything on the page's window without waiting (for messages that must not render). */
   postRaw(message: unknown): Promise<void>;
@@ -172,7 +175,10 @@ export async function openPanel(browser: Browser, server: HostServer, options: O
             window.postMessage((window as unknown as { __next: unknown }).__next, '*');
           }),
         seq,
-      );
+      ).then(async (ms) => {
+        await page.waitForFunction((expected) => document.body.dataset.settledSeq === String(expected), seq, { timeout: 15_000 });
+        return ms;
+      });
     },
     async postRaw(message) {
       await page.evaluate((m) => window.postMessage(m, '*'), message);
