@@ -34,10 +34,15 @@ function countsLine(a: { tokenizer: { name: string; exact: boolean } }): string 
   return `_Counted with ${code(a.tokenizer.name)}${a.tokenizer.exact ? ' (exact for this model)' : ' — an estimate, not the model tokenizer'}._`;
 }
 
-/** The runtime line a `.prompty` file is rendered as (its front matter's format decides). */
+/**
+ * The loader a `.prompty` file is rendered as: the one its project runs, and why, as the render
+ * names it in the trace (language/prompty/loader.ts); else the runtime line its front matter targets.
+ */
 function runtimeLine(a: TemplateAnalysis): string | undefined {
   if (a.template.format !== 'prompty') return undefined;
-  return `_Rendered as ${PROMPTY_LINE_LABEL[promptyLineOf(a.template.frontMatter?.data)]} renders it (the front matter's format)._`;
+  const named = a.assembly?.trace.runtime;
+  if (named && named.includes('(')) return `_Rendered as ${named.replace(/ \(([^()]*(?:\([^()]*\)[^()]*)*)\)$/, ' loads it: $1')}._`;
+  return `_Rendered as ${named ?? PROMPTY_LINE_LABEL[promptyLineOf(a.template.frontMatter?.data)]} renders it (the front matter's format)._`;
 }
 
 function slotSection(s: SlotSummary, a: TemplateAnalysis): string[] {
