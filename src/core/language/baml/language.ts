@@ -385,9 +385,9 @@ const lastGood = new Map<string, LanguageRenderResult>();
 
 /** The texts `{{ ctx.output_format }}` renders to in this function: a build with each one a sentinel, compared with the real build. */
 function findOutputFormats(rt: BamlRuntimeHost, files: Record<string, string>, self: string, text: string, fn: BamlFunction, args: Record<string, unknown>, real: EngineMessage[], pin: { primary?: string }): string[] | null {
-  const p = fn.prompt!;
-  const prompt = p.text.replace(/ctx\s*\.\s*output_format(\s*\([^)]*\))?/g, JSON.stringify(SENTINEL));
-  const changed = text.slice(0, p.span.start) + prompt + text.slice(p.span.end);
+  // Every function of the file at once: one project with sentinels serves each function of the file
+  // (the host keeps the loaded project by its files), so a keystroke loads it once, not once per function.
+  const changed = text.replace(/ctx\s*\.\s*output_format(\s*\([^)]*\))?/g, JSON.stringify(SENTINEL));
   const b = rt.build({ ...files, [self]: changed }, fn.name, args, pin);
   if (!b.ok) return null;
   const marked = messagesOf(b.request);
