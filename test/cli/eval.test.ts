@@ -93,8 +93,8 @@ describe('ctxlens eval', () => {
     const r = ctxlens(['eval', 'examples/', '--format', 'json']);
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(j.files.map((f: { path: string }) => f.path)).toEqual(['examples/refund-support/refund.eval.yaml', 'examples/sdk-qa/sdk-qa.eval.yaml']);
-    expect(j.summary).toEqual({ files: 2, cases: 5, passed: 5, failed: 0 });
+    expect(j.files.map((f: { path: string }) => f.path)).toEqual(['examples/langchain-support/support.eval.yaml', 'examples/refund-support/refund.eval.yaml', 'examples/sdk-qa/sdk-qa.eval.yaml']);
+    expect(j.summary).toEqual({ files: 3, cases: 6, passed: 6, failed: 0 });
     for (const f of j.files) {
       expect(f.cache_prefix_tokens).toBeGreaterThan(100);
       expect(f.totals.evidence_coverage).toBe(1);
@@ -150,12 +150,12 @@ describe('the HTML report in headless Chromium', () => {
     expect(errors).toEqual([]);
     expect(requests).toEqual([url]);
     expect(violations).toBe(0);
-    expect(await page.title()).toBe('ctxlens eval — 5/5 cases pass');
-    expect(await page.locator('svg').count()).toBe(6);
-    expect(await page.locator('section').count()).toBe(2);
-    // The charts have size: each bar chart draws one bar per case.
-    const bars = await page.locator('section').first().locator('figure').first().locator('rect.bar').count();
-    expect(bars).toBe(2);
+    expect(await page.title()).toBe('ctxlens eval — 6/6 cases pass');
+    expect(await page.locator('svg').count()).toBe(9);
+    expect(await page.locator('section').count()).toBe(3);
+    // The charts have size: each bar chart draws one bar per case (langchain-support has one, refund-support two).
+    const bars = await page.locator('section').evaluateAll((ss) => ss.map((s) => s.querySelector('figure')!.querySelectorAll('rect.bar').length));
+    expect(bars).toEqual([1, 2, 3]);
     const box = await page.locator('svg').first().boundingBox();
     expect(box!.width).toBeGreaterThan(100);
     // At 320 px (WCAG reflow) the page does not scroll sideways: charts scale down, and tables
