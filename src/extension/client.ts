@@ -56,8 +56,11 @@ export function createClient(context: vscode.ExtensionContext, output: vscode.Lo
     extensionPath: context.extensionPath,
     yamlLanguageServer: vscode.extensions.getExtension('redhat.vscode-yaml') !== undefined,
   };
+  // The Markdown and text files the user's `contextLens.plainPrompts.files` makes prompts (read at start).
+  const promptFiles = vscode.workspace.getConfiguration('contextLens').get<unknown>('plainPrompts.files');
+  const extra = Array.isArray(promptFiles) ? promptFiles.filter((g): g is string => typeof g === 'string' && g.trim() !== '').map((pattern) => ({ scheme: 'file', pattern })) : [];
   const clientOptions: LanguageClientOptions = {
-    documentSelector: DOCUMENT_SELECTOR,
+    documentSelector: [...DOCUMENT_SELECTOR, ...extra],
     initializationOptions,
     // The server pulls `contextLens.*` with workspace/configuration; this makes the client tell it
     // when the section changes.

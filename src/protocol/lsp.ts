@@ -31,6 +31,8 @@ export interface ServerSettings {
   maxFileSize: number;
   /** dotprompt helpers and partials the application registers in code (`contextLens.dotprompt.*`). */
   dotprompt?: { helpers: string[]; partials: string[] };
+  /** Globs of the Markdown and text files that are prompts (`contextLens.plainPrompts.files`; absent: the default). */
+  plainPrompts?: { files: string[] };
 }
 
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {

@@ -28,6 +28,7 @@ import type {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Analysis, AnalyzeOptions, TemplateAnalysis } from '../core/analyze';
 import { analyzeFile, classifyFile, forgetParsed, templateGlobs } from '../core/analyze';
+import { configureLanguages } from '../core/language';
 import type { Finding, Span } from '../core/types';
 import type { InitializationOptions, ModelsResult, ServerSettings, StatusParams } from '../protocol/lsp';
 import {
@@ -65,7 +66,7 @@ import { WorkspaceHost } from './workspaceHost';
 const DEFAULT_DEBOUNCE_MS = 75;
 
 /** Files the client is asked to watch: templates, configs, fixtures and what `{ file: }` usually names. */
-const WATCH_GLOB = '**/*.{prompt,prompty,yaml,yml,json,md,markdown,txt}';
+const WATCH_GLOB = '**/*.{prompt,prompty,yaml,yml,json,md,markdown,txt,j2,jinja,jinja2,mustache,toml}';
 
 function cancelled(): ResponseError<void> {
   return new ResponseError(LSPErrorCodes.RequestCancelled, 'request cancelled');
@@ -81,8 +82,11 @@ function mergeSettings(base: ServerSettings, raw: unknown): ServerSettings {
   const names = (v: unknown): string[] => (Array.isArray(v) ? [...new Set(v.filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim()))].slice(0, 512) : []);
   const dp = (r.dotprompt && typeof r.dotprompt === 'object' ? r.dotprompt : {}) as Record<string, unknown>;
   const dotprompt = { helpers: names(dp.helpers), partials: names(dp.partials) };
+  const pp = (r.plainPrompts && typeof r.plainPrompts === 'object' ? r.plainPrompts : {}) as Record<string, unknown>;
+  const promptFiles = names(pp.files);
   return {
     ...(dotprompt.helpers.length || dotprompt.partials.length ? { dotprompt } : {}),
+    ...(promptFiles.length ? { plainPrompts: { files: promptFiles } } : {}),
     defaultModel: typeof r.defaultModel === 'string' && r.defaultModel.trim() ? r.defaultModel.trim() : base.defaultModel,
     rules: r.rules ? rules : base.rules,
     codeLens: { enabled: typeof r.codeLens?.enabled === 'boolean' ? r.codeLens.enabled : base.codeLens.enabled },
@@ -277,6 +281,7 @@ export function startServer(connection: Connection): void {
     if (typeof init.debounceMs === 'number') service.debounceMs = init.debounceMs;
     settings = mergeSettings(DEFAULT_SERVER_SETTINGS, init.settings);
     host.maxFileSize = settings.maxFileSize;
+    configureLanguages({ ...(settings.plainPrompts ? { promptFiles: settings.plainPrompts.files } : {}) });
     yamlLanguageServer = init.yamlLanguageServer === true;
     // The rule documentation (docs/rules.md) ships in the extension and in the npm package; without
     // an extension path (a test client, another editor) the page next to the bundled server is used.
@@ -309,6 +314,7 @@ export function startServer(connection: Connection): void {
       const changed = JSON.stringify(next) !== JSON.stringify(settings);
       settings = next;
       host.maxFileSize = settings.maxFileSize;
+      configureLanguages({ ...(settings.plainPrompts ? { promptFiles: settings.plainPrompts.files } : {}) });
       if (changed) {
         service.invalidateAll();
         if (scanRun > 0) scheduleScan();
@@ -355,6 +361,7 @@ export function startServer(connection: Connection): void {
     if (raw) {
       settings = mergeSettings(settings, raw);
       host.maxFileSize = settings.maxFileSize;
+      configureLanguages({ ...(settings.plainPrompts ? { promptFiles: settings.plainPrompts.files } : {}) });
       service.invalidateAll();
       scheduleScan();
     }

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CodeLensRequest, HoverRequest } from 'vscode-languageserver-protocol/node';
+import { CodeLensRequest, DidChangeConfigurationNotification, HoverRequest } from 'vscode-languageserver-protocol/node';
 import type { CodeLens, Hover, MarkupContent, PublishDiagnosticsParams } from 'vscode-languageserver-protocol/node';
 import { LspClient, positionOf, uriOf } from './harness';
 import { AssembleRequest, PreviewRequest } from '../../src/protocol/lsp';
@@ -23,6 +23,17 @@ const hoverText = (h: Hover | null): string => (h ? (h.contents as MarkupContent
 
 async function lenses(uri: string): Promise<CodeLens[]> {
   return (await client.connection.sendRequest(CodeLensRequest.type, { textDocument: { uri } })) ?? [];
+}
+
+/** The lenses once they satisfy `ok`, asked again after each lens refresh the server sends (bounded by the refreshes' waits). */
+async function lensesWhen(uri: string, ok: (ls: CodeLens[]) => boolean, what: string): Promise<CodeLens[]> {
+  for (let i = 0; i < 20; i++) {
+    const before = client.session.lensRefreshes;
+    const ls = await lenses(uri);
+    if (ok(ls)) return ls;
+    await client.session.until(() => client.session.lensRefreshes > before, what, 30_000);
+  }
+  throw new Error(`${what}: not after 20 refreshes`);
 }
 
 const RULES = '{# The rules of the agent. #}\nYou answer from the evidence only.\n{% for d in evidence %}\n- {{ d }}\n{% endfor %}\nLanguage: {{ language | shout }}\nAlso {{ nobody }}.\n';
@@ -144,4 +155,25 @@ describe('a request composed of plain files by a context config', () => {
     const pub = await client.session.nextDiagnostics(uri, 0, (p) => p.diagnostics.some((d) => /secret/i.test(String(d.code))));
     expect(pub.diagnostics.some((d) => d.range.start.line === 0)).toBe(true);
   });
+});
+
+describe('the contextLens.plainPrompts.files setting', () => {
+  it('makes Markdown outside a prompts/ folder a prompt for the documents opened after it', async () => {
+    const file = path.join(ws, 'alone', 'llm', 'persona.md');
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, 'You are a patient tutor for SQL beginners.\n');
+    const uri = await client.open(file, 'markdown');
+    expect(await lenses(uri)).toEqual([]);
+    await client.connection.sendNotification(DidChangeConfigurationNotification.type, { settings: { contextLens: { plainPrompts: { files: ['**/llm/*.md'] } } } });
+    // The setting applies to the documents opened after it (an editor reopens them; VS Code's client selects them at start).
+    await client.close(uri);
+    const again = await client.open(file, 'markdown');
+    await lensesWhen(again, (ls) => ls.some((l) => /\d+ tok/.test(l.command?.title ?? '')), 'a token lens on llm/persona.md');
+    // Back to the default: prompts/ again.
+    await client.connection.sendNotification(DidChangeConfigurationNotification.type, { settings: { contextLens: { plainPrompts: { files: [] } } } });
+    await client.close(again);
+    const third = await client.open(file, 'markdown');
+    expect(await lenses(third)).toEqual([]);
+    expect((await lenses(uriOf(path.join(ws, 'alone', 'prompts', 'system.md')))).length).toBeGreaterThan(0);
+  }, 120_000);
 });

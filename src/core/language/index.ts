@@ -73,8 +73,8 @@ export function parseTemplate(path: string, text: string): TemplateDoc {
 }
 
 export { splitFrontMatter } from './frontMatter';
-export { LANGUAGES, claimOf, languageFor, languageOf, templateFileOf, templateGlobs, templatesIn } from './registry';
-export type { TemplateLanguage, LanguageRenderInput, LanguageRenderResult } from './language';
+export { LANGUAGES, claimOf, configureLanguages, languageFor, languageOf, templateFileOf, templateGlobs, templatesIn } from './registry';
+export type { TemplateLanguage, LanguageRenderInput, LanguageRenderResult, LanguageSettings } from './language';
 export { promptyTemplateType } from './prompty/parse';
 export { findDelimiterPairs } from './delimiters';
 export { useBamlRuntime, BAML_PACKAGE, BAML_TESTED_VERSION } from './baml/runtime';

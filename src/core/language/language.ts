@@ -72,6 +72,12 @@ export interface ComposeResult {
   dependencies: string[];
 }
 
+/** Settings of the languages that the editor (or a caller) may change. */
+export interface LanguageSettings {
+  /** Globs of the Markdown and text files that are prompts (plain prompt files; by default those under a prompts folder). */
+  promptFiles?: readonly string[];
+}
+
 /** How a language treats a path it is asked about. */
 export type Claim = 'template' | 'partial';
 
@@ -123,4 +129,6 @@ export interface TemplateLanguage {
   composedBy?(config: ContextConfig, configPath: string, path: string, resolve: (ref: string) => string | undefined): boolean;
   /** The document of the request a config composes with this file (called when `composedBy` said so). */
   compose?(doc: TemplateDoc, input: ComposeInput): ComposeResult;
+  /** Takes the settings that concern it (absent settings: its defaults). */
+  configure?(settings: LanguageSettings): void;
 }

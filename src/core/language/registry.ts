@@ -3,7 +3,7 @@
  * claims a path owns it; every feature (project scans, parsing, rendering) asks here.
  */
 import type { TemplateDoc, TemplateFormat } from '../types';
-import type { Claim, TemplateLanguage } from './language';
+import type { Claim, LanguageSettings, TemplateLanguage } from './language';
 import { dotpromptLanguage } from './dotprompt/language';
 import { promptyLanguage } from './prompty/language';
 import { bamlLanguage } from './baml/language';
@@ -13,6 +13,11 @@ import { agentsLanguage } from './agents/language';
 import { plainLanguage } from './plain/language';
 
 export const LANGUAGES: readonly TemplateLanguage[] = [dotpromptLanguage, promptyLanguage, bamlLanguage, agentsLanguage, plainLanguage];
+
+/** Gives every language the settings that concern it (the editor's `contextLens.plainPrompts.files`). */
+export function configureLanguages(settings: LanguageSettings): void {
+  for (const language of LANGUAGES) language.configure?.(settings);
+}
 
 /** The language that claims a path, and how. */
 export function claimOf(path: string): { language: TemplateLanguage; claim: Claim } | undefined {

@@ -16,14 +16,45 @@ import { compose, standalonePart } from './compose';
 import { renderPart, viewPart } from './parts';
 
 const TEMPLATE_EXT = /\.(j2|jinja|jinja2|mustache)$/i;
-const TEXT_EXT = /\.(md|txt)$/i;
+const TEMPLATE_GLOB = '**/*.{j2,jinja,jinja2,mustache}';
+/** The Markdown and text files that are prompts by default. */
+export const DEFAULT_PROMPT_FILES: readonly string[] = ['**/prompts/**/*.{md,txt}'];
 
-/** Whether a path is a plain prompt file: Jinja2 / Mustache anywhere, Markdown / text under a prompts/ folder, never a README. */
+/** A workspace glob (`**`, `*`, `?`, `{a,b}`) as a pattern over a path with forward slashes; a glob without `/` matches the file name. */
+export function globPattern(glob: string): RegExp {
+  let re = '';
+  let depth = 0;
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*' && glob[i + 1] === '*') {
+      const slash = glob[i + 2] === '/';
+      re += slash ? '(?:.*/)?' : '.*';
+      i += slash ? 2 : 1;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '{') {
+      re += '(?:';
+      depth++;
+    } else if (c === '}' && depth > 0) {
+      re += ')';
+      depth--;
+    } else if (c === ',' && depth > 0) re += '|';
+    else re += c.replace(/[.+^$()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(glob.includes('/') ? `(?:^|/)${re.replace(/^\(\?:\.\*\/\)\?/, '')}$` : `(?:^|/)${re}$`, 'i');
+}
+
+let promptFiles: readonly string[] = DEFAULT_PROMPT_FILES;
+let promptPatterns: RegExp[] = DEFAULT_PROMPT_FILES.map(globPattern);
+
+/** Whether a path is a plain prompt file: Jinja2 / Mustache anywhere, Markdown / text matching the prompt-file globs, never a README. */
 export function isPlainPrompt(path: string): boolean {
   const name = basename(path);
   if (/^readme(\.|$)/i.test(name) || /^(changelog|license|contributing)(\.|$)/i.test(name)) return false;
   if (TEMPLATE_EXT.test(name)) return true;
-  return TEXT_EXT.test(name) && /(^|\/)prompts\//i.test(path.replace(/\\/g, '/'));
+  if (!/\.(md|txt|markdown|prompt\.txt)$/i.test(name)) return false;
+  const slashed = path.replace(/\\/g, '/');
+  return promptPatterns.some((p) => p.test(slashed));
 }
 
 function fileRef(file: string): string {
@@ -34,7 +65,14 @@ function fileRef(file: string): string {
 export const plainLanguage: TemplateLanguage = {
   id: 'plain',
   name: 'plain prompt',
-  globs: ['**/prompts/**/*.{md,txt}', '**/*.{j2,jinja,jinja2,mustache}'],
+  get globs() {
+    return [...promptFiles, TEMPLATE_GLOB];
+  },
+  configure(settings) {
+    const files = settings.promptFiles?.filter((g) => typeof g === 'string' && g.trim() !== '' && g.length <= 512);
+    promptFiles = files?.length ? files : DEFAULT_PROMPT_FILES;
+    promptPatterns = promptFiles.map(globPattern);
+  },
   fallbackRole: 'system',
   claim(path) {
     return isPlainPrompt(path) ? 'template' : undefined;
