@@ -83,8 +83,10 @@ function csprojEvidence(text: string): Evidence[] {
   return /<PackageReference\s+Include\s*=\s*"Prompty(?:\.[\w.]+)?"/i.test(text) || /<ProjectReference\s+Include\s*=\s*"[^"]*Prompty[^"]*\.csproj"/i.test(text) ? [{ loader: 'dotnet', what: 'references Prompty (.NET)' }] : [];
 }
 
+/** Bounds of what the detection reads per folder (it runs on every analysis of a file in the editor). */
 const MAX_READ = 256 * 1024;
-const MAX_PY_FILES = 64;
+const MAX_PY_READ = 64 * 1024;
+const MAX_PY_FILES = 16;
 const MAX_LEVELS = 8;
 
 function dirOf(p: string): string {
@@ -99,9 +101,9 @@ function base(p: string): string {
 /** Project files read per folder: a workspace answers the same for every template of a folder. */
 const FOLDER_CACHE = new WeakMap<FileHost, Map<string, Evidence[]>>();
 
-function read(host: FileHost, path: string): string | undefined {
+function read(host: FileHost, path: string, max = MAX_READ): string | undefined {
   const size = host.size(path);
-  if (size === undefined || size > MAX_READ) return undefined;
+  if (size === undefined || size > max) return undefined;
   return host.readFile(path);
 }
 
@@ -115,7 +117,7 @@ function folderEvidence(host: FileHost, dir: string): Evidence[] {
     for (const e of ev) out.push({ loader: e.loader, what: `${base(path)} ${e.what}` });
   };
   for (const p of host.glob(dir, '*.py').sort().slice(0, MAX_PY_FILES)) {
-    const t = read(host, p);
+    const t = read(host, p, MAX_PY_READ);
     if (t !== undefined) add(p, pythonEvidence(t));
   }
   for (const p of host.glob(dir, 'requirements*.txt').sort()) {
