@@ -4,6 +4,7 @@
  * exit 0.
  */
 import { COMMAND_OPTIONS, optionLines } from './options';
+import { SERVE_OPTIONS } from './serve';
 import type { CommandName } from './options';
 
 const NOTES: Readonly<Record<string, string>> = {
@@ -23,14 +24,15 @@ const NOTES: Readonly<Record<string, string>> = {
 
 /**
  * The help of one command, or undefined when the main help has no usage line for it. The options
- * are the command's own table (options.ts), every option it accepts with one line each; a command
- * without a table (`serve`, whose options live with the service) lists the flags of its full usage.
+ * are the command's own table (options.ts; `serve`'s lives with the service), every option it
+ * accepts with one line each; a command without a table lists the flags of its usage.
  */
 export function commandHelp(mainHelp: string, command: string, fullUsage?: string): string | undefined {
   const lines = mainHelp.split('\n').filter((l) => l.startsWith(`  ctxlens ${command} `) || l === `  ctxlens ${command}`);
   if (lines.length === 0) return undefined;
   let optionText: string[];
-  if (Object.prototype.hasOwnProperty.call(COMMAND_OPTIONS, command)) optionText = optionLines({ ...COMMAND_OPTIONS[command as CommandName], help: { type: 'boolean', short: 'h', help: 'this help' } });
+  const table = command === 'serve' ? SERVE_OPTIONS : Object.prototype.hasOwnProperty.call(COMMAND_OPTIONS, command) ? COMMAND_OPTIONS[command as CommandName] : undefined;
+  if (table) optionText = optionLines({ ...table, help: { type: 'boolean', short: 'h', help: 'this help' } });
   else {
     const flags: string[] = [];
     for (const l of (fullUsage ?? lines.join('\n')).split('\n')) {

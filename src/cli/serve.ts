@@ -3,4 +3,4 @@
  * the service's own (src/service/run.ts), so `ctxlens serve` and `node dist/service.js` take the
  * same flags.
  */
-export { SERVE_USAGE, serveMain as serve } from '../service/run';
+export { SERVE_OPTIONS, SERVE_USAGE, serveMain as serve } from '../service/run';

@@ -49,6 +49,42 @@ export const SERVE_USAGE = `ctxlens serve [--root DIR] [--host 127.0.0.1] [--por
   With a shared Redis/Valkey (--store), any replica validates any context_id; the URL may also come from
   $${STORE_URL_ENV}, the password from the file or $${STORE_PASSWORD_ENV} (never from the command line).`;
 
+/**
+ * Every option of `ctxlens serve`, once: what its parser accepts and the line its `--help` prints
+ * (src/cli/help.ts), so the help lists every option.
+ */
+export const SERVE_OPTIONS = {
+  root: { type: 'string', arg: 'DIR', help: 'the folder of the templates the service assembles (default the current folder)' },
+  host: { type: 'string', arg: 'ADDRESS', help: `the address to listen on (default ${DEFAULT_HOST}; an address other than loopback needs a token)` },
+  port: { type: 'string', arg: 'N', help: `the port (default ${DEFAULT_PORT}; 0 picks a free one)` },
+  'max-body': { type: 'string', arg: 'SIZE', help: 'the largest request body, e.g. 512kb or 2mb (default 2mb; a larger one is 413 as soon as its headers say so)' },
+  'cache-size': { type: 'string', arg: 'N', help: `context_id evidence entries kept in memory without --store (default ${DEFAULT_CACHE_SIZE}; 0 turns it off)` },
+  'response-cache': { type: 'string', arg: 'N', help: `answers kept for identical requests (default ${DEFAULT_RESPONSE_CACHE}; 0 turns it off)` },
+  model: { type: 'string', arg: 'NAME', help: "the model for templates and configs that name none" },
+  'token-file': { type: 'string', arg: 'FILE', help: `the bearer token, the file's first line (or $${TOKEN_ENV})` },
+  'allow-host': { type: 'string', multiple: true, arg: 'NAME', help: 'a Host header to accept besides the listening address (repeatable), e.g. the name a proxy forwards' },
+  'max-connections': { type: 'string', arg: 'N', help: `open connections at most (default ${DEFAULT_MAX_CONNECTIONS}; at the cap the one idle the longest is closed)` },
+  'max-connections-per-client': { type: 'string', arg: 'N', help: `open connections per client address (default ${DEFAULT_MAX_CONNECTIONS_PER_CLIENT})` },
+  'headers-timeout': { type: 'string', arg: 'DURATION', help: `time a client has to send its headers (default ${DEFAULT_HEADERS_TIMEOUT_MS / 1000}s)` },
+  'keep-alive-timeout': { type: 'string', arg: 'DURATION', help: `time an idle keep-alive connection stays open (default ${DEFAULT_KEEP_ALIVE_TIMEOUT_MS / 1000}s)` },
+  'drain-timeout': { type: 'string', arg: 'DURATION', help: `time requests under way get to finish after SIGTERM (default ${DEFAULT_DRAIN_MS / 1000}s)` },
+  workers: { type: 'string', arg: 'N', help: `assembly worker threads (default ${DEFAULT_WORKERS}; 0: the serving thread assembles)` },
+  'max-queue': { type: 'string', arg: 'N', help: `requests waiting for a worker at most (default ${DEFAULT_MAX_QUEUE}; beyond it 503 overloaded)` },
+  'work-limit': { type: 'string', arg: 'DURATION', help: `time one assembly may take before its worker is replaced (default ${DEFAULT_MAX_WORK_MS / 1000}s)` },
+  store: { type: 'string', arg: 'redis://HOST:PORT/DB', help: `keep context_id evidence in a shared Redis or Valkey, so any replica validates any id (or $${STORE_URL_ENV})` },
+  'store-password-file': { type: 'string', arg: 'FILE', help: `the store's password, the file's first line (or $${STORE_PASSWORD_ENV}; never in the URL)` },
+  'store-ttl': { type: 'string', arg: 'DURATION', help: `how long a stored context_id is kept (default ${DEFAULT_STORE_TTL_S}s)` },
+  'store-timeout': { type: 'string', arg: 'DURATION', help: `the longest wait for the store before a lookup answers 503 (default ${DEFAULT_STORE_TIMEOUT_MS}ms)` },
+  'store-max-entry': { type: 'string', arg: 'SIZE', help: 'the largest entry written to the store (default 1mb)' },
+} as const satisfies Record<string, { type: 'string' | 'boolean'; multiple?: boolean; arg?: string; help: string }>;
+
+/** SERVE_OPTIONS as node's parseArgs takes them. */
+function serveArgOptions(): Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> {
+  const out: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
+  for (const [name, o] of Object.entries(SERVE_OPTIONS)) out[name] = { type: o.type, ...('multiple' in o ? { multiple: true } : {}) };
+  return out;
+}
+
 /** `2097152`, `512kb`, `2mb` as bytes. */
 export function parseSize(s: string): number | undefined {
   const m = /^(\d+(?:\.\d+)?)\s*(b|kb|k|kib|mb|m|mib)?$/i.exec(s.trim());
@@ -80,31 +116,8 @@ export function serveMain(args: string[], io: Io, opts: { signals?: boolean } = 
     values = parseArgs({
       args,
       allowPositionals: false,
-      options: {
-        root: { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'max-body': { type: 'string' },
-        'cache-size': { type: 'string' },
-        'response-cache': { type: 'string' },
-        model: { type: 'string' },
-        'token-file': { type: 'string' },
-        'allow-host': { type: 'string', multiple: true },
-        'max-connections': { type: 'string' },
-        'max-connections-per-client': { type: 'string' },
-        'headers-timeout': { type: 'string' },
-        'keep-alive-timeout': { type: 'string' },
-        'drain-timeout': { type: 'string' },
-        workers: { type: 'string' },
-        'max-queue': { type: 'string' },
-        'work-limit': { type: 'string' },
-        store: { type: 'string' },
-        'store-password-file': { type: 'string' },
-        'store-ttl': { type: 'string' },
-        'store-timeout': { type: 'string' },
-        'store-max-entry': { type: 'string' },
-      },
-    }).values;
+      options: serveArgOptions(),
+    }).values as Record<string, string | boolean | string[] | undefined>;
   } catch (e) {
     return usage(io, (e as Error).message);
   }

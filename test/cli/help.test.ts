@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMAND_OPTIONS } from '../../src/cli/options';
+import { SERVE_OPTIONS } from '../../src/service/run';
 
 const CLI = resolve(__dirname, '../../dist/cli.js');
 const cwd = mkdtempSync(join(tmpdir(), 'ctxlens-help-'));
@@ -18,7 +19,7 @@ function ctxlens(args: string[]) {
 }
 
 describe('every command --help', () => {
-  for (const [command, options] of Object.entries(COMMAND_OPTIONS)) {
+  for (const [command, options] of Object.entries({ ...COMMAND_OPTIONS, serve: SERVE_OPTIONS })) {
     it(`${command}: every option, one line each, each accepted by the command`, () => {
       const help = ctxlens([command, '--help']);
       expect(help.code).toBe(0);
@@ -37,7 +38,7 @@ describe('every command --help', () => {
     });
   }
 
-  it('serve lists every option of its usage', () => {
+  it('serve lists every option of its usage line', () => {
     const help = ctxlens(['serve', '--help']);
     expect(help.code).toBe(0);
     const usage = help.stdout.slice(0, help.stdout.indexOf('\nOptions:'));
