@@ -25,14 +25,24 @@ export const promptyLanguage: TemplateLanguage = {
     const choice = v.loader && (PROMPTY_LOADERS as readonly string[]).includes(v.loader.id) ? { ...v.loader, loader: v.loader.id as PromptyLoader } : choosePromptyLoader(doc.path, doc.text, doc.frontMatter?.data);
     // Prompty's own runtime line chosen from the file's format: the engine reads it from the front matter itself.
     const ownLine = (choice.loader === 'prompty-0.1' || choice.loader === 'prompty-2') && choice.source !== 'pin';
-    const r = renderPrompty(doc.text, input, {
+    const options = {
       templates: v.partials,
       fileName: basename(doc.path),
-      ...(ownLine ? {} : { loader: choice.loader }),
       ...(v.readFile ? { readFile: v.readFile } : {}),
       // Without any values (no fixture, no sample) the analysis renders what it can and names what is missing.
       ...(v.hasValues ? {} : { missingValues: 'lenient' as const }),
-    });
+    };
+    let r = renderPrompty(doc.text, input, { ...options, ...(ownLine ? {} : { loader: choice.loader }) });
+    // A loader only guessed from the file's marks that cannot load it gives way to Prompty's own
+    // line when that line renders the file: no error of a loader the project may not run.
+    if (!ownLine && choice.source === 'file' && r.issues.some((i) => i.rule === 'template-invalid')) {
+      const own = renderPrompty(doc.text, input, options);
+      if (!own.issues.some((i) => i.rule === 'template-invalid')) {
+        r = own;
+        choice.reason = `${PROMPTY_LOADER_LABEL[choice.loader]} cannot load it, ${PROMPTY_LINE_LABEL[own.line]} can; ${choice.reason}`;
+        choice.loader = own.line === 'v2' ? 'prompty-2' : 'prompty-0.1';
+      }
+    }
     // The trace, the hover and the preview name the loader, and why unless it is the file's own runtime line.
     const runtime = ownLine && choice.source === 'file' ? PROMPTY_LINE_LABEL[r.line] : `${r.loader ? PROMPTY_LOADER_LABEL[r.loader] : PROMPTY_LINE_LABEL[r.line]} (${choice.reason})`;
     if (!r.missing?.length) return { ...r, runtime };

@@ -172,8 +172,8 @@ function formatLoader(fm: Record<string, unknown> | undefined): { loader: Prompt
   if (engine === 'nunjucks') return { loader: 'typescript', reason: "its front matter names the template engine nunjucks, which only Prompty's TypeScript runtime renders", foreign: true };
   const line = promptyLineOf(fm);
   if (line === '0.1' && isRecord(fm?.inputs)) {
-    const pf = Object.values(fm.inputs).some((v) => isRecord(v) && (v.is_chat_input !== undefined || v.is_chat_history !== undefined || v.is_chat_output !== undefined || (typeof v.type === 'string' && ['list', 'object', 'int', 'double', 'bool', 'image'].includes(v.type))));
-    if (pf) return { loader: 'promptflow', reason: "its inputs use promptflow's types (list, object, is_chat_input, is_chat_history)", foreign: true };
+    const pf = Object.values(fm.inputs).some((v) => isRecord(v) && (v.is_chat_input !== undefined || v.is_chat_history !== undefined || v.is_chat_output !== undefined || (typeof v.type === 'string' && ['list', 'int', 'double', 'bool', 'image'].includes(v.type))));
+    if (pf) return { loader: 'promptflow', reason: "its inputs use promptflow's types (list, int, double, bool, image, is_chat_input, is_chat_history)", foreign: true };
   }
   return line === 'v2' ? { loader: 'prompty-2', reason: "its front matter is Prompty 2's format (model.id, inputs' kind, template.format)", foreign: false } : { loader: 'prompty-0.1', reason: "its front matter is Prompty 0.1's format (model.api, model.configuration, sample)", foreign: false };
 }
