@@ -228,7 +228,8 @@ export class Workspace {
     if (options.slots !== undefined || options.slotsJson !== undefined) {
       prep = this.prepared.get(path, prepOptions);
       const valuesPath = `${path}#${options.name ?? 'values'}`;
-      const runtime = prep.template.format === 'prompty';
+      // Prompty and plain prompt files are rendered by Python libraries: values as Python gets them.
+      const runtime = prep.template.format === 'prompty' || prep.template.format === 'plain';
       const json = options.slotsJson !== undefined ? slotsFromJson(options.slotsJson, runtime) : runtime && options.slotsRuntime && options.slots ? { plain: options.slots, typed: options.slotsRuntime } : undefined;
       const slots = json?.plain ?? options.slots ?? {};
       // Run-time values: list slots as lists of items, turns in the roles their slot allows, secrets found (values.ts).
@@ -240,7 +241,7 @@ export class Workspace {
         context: options.context,
         files: options.files,
         undeclared: (slot) => !Object.hasOwn(declared, slot),
-        nullIsValue: prep.template.format === 'prompty',
+        nullIsValue: runtime,
       });
       if (options.files !== false) {
         const resolved = resolveFixtureFiles(doc, this.host);
