@@ -1487,7 +1487,7 @@ function renderPromptflow(source: string, data: Record<string, unknown>, options
 
 /** compileTemplate for jinja2's `trim_blocks=True, keep_trailing_newline=True` (promptflow's environment). */
 function compileTrimmed(name: string, source: string): Unit {
-  return (compileTemplate as (n: string, s: string, keep: boolean, env: { trimBlocks: boolean }) => Unit)(name, source, true, { trimBlocks: true });
+  return compileTemplate(name, source, true, { trimBlocks: true });
 }
 
 /** The values promptflow's render gets before its own choice (promptflowValues): the caller's, as given. */
