@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { argOptions } from './options';
 import type { Finding } from '../core/types';
 import type { AgentId, WhatLoads } from '../core/language';
 import { AGENTS, checkAgentFiles, discoverAgentFiles, parseTemplate, readAgentsConfig, whatLoads } from '../core/language';
@@ -52,11 +53,7 @@ export function agentsCmd(args: string[], io: Io, usage: (m: string) => Error): 
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: {
-      agent: { type: 'string' },
-      format: { type: 'string' },
-      model: { type: 'string' },
-    },
+    options: argOptions('agents'),
   });
   const format = values.format ?? 'text';
   if (format !== 'text' && format !== 'json') throw usage(`--format must be text or json, not '${format}'`);

@@ -42,8 +42,8 @@ const HELP = `ctxlens ${VERSION} — check LLM prompt templates and context conf
 Usage:
   ctxlens check [paths...] [--format text|json|sarif] [--max-warnings N] [--jobs auto|N]
   ctxlens count [files...|-] [--tokenizer NAME | --model NAME] [--chat] [--format text|json]
-  ctxlens budget <config-or-template> [--model NAME] [--format text|json]
-  ctxlens assemble <template> [--fixture F|sample] [--format openai|anthropic|text|json] [--trace FILE] [--model M]
+  ctxlens budget <config-or-template> [--function F] [--model NAME] [--format text|json]
+  ctxlens assemble <template> [--fixture F|sample] [--function F] [--test T] [--format openai|anthropic|text|json|provider] [--trace FILE] [--model M]
   ctxlens init <template> [--force] [--stdout]
   ctxlens serve [--root DIR] [--host 127.0.0.1] [--port 8710] [--max-body 2mb] [--cache-size N] [--model M]
   ctxlens cite-check <answer.json> --trace <trace.json> [--format text|json] [--strict]

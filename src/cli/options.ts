@@ -79,6 +79,11 @@ export const COMMAND_OPTIONS = {
   models: {
     format: FORMAT_TEXT_JSON,
   },
+  agents: {
+    agent: { type: 'string', arg: 'copilot|agents-md|claude|cursor|gemini', help: "only this agent's files (default every agent)" },
+    format: FORMAT_TEXT_JSON,
+    model: { type: 'string', arg: 'NAME', help: 'count and price for this model (default the model of .context-lens/agents.yaml, else o200k_base counts)' },
+  },
   report: {
     base: { type: 'string', arg: 'REF', help: 'the branch, tag or commit to compare the working tree with (required)' },
     format: { type: 'string', arg: 'text|json|markdown', help: 'output format; markdown is the pull-request comment (default text)' },
