@@ -23,6 +23,29 @@ import { LspClient, REPO, ensureBuilt, uriOf } from '../lsp/harness';
 import { ensureCliBuilt, startService } from '../service/harness';
 import type { RunningService } from '../service/harness';
 import { createRequire } from 'node:module';
+import * as http from 'node:http';
+
+/**
+ * POSTs JSON on a connection of its own (`agent: false`): the CLI's spawnSync blocks this process's
+ * event loop, so a kept-alive socket the service closed meanwhile (its keep-alive timeout) would
+ * otherwise be reused before its close is seen.
+ */
+function postJson(url: string, body: unknown): Promise<{ status: number; json: () => Promise<unknown> }> {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = http.request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, json: async () => JSON.parse(text) });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
 
 type Lib = typeof import('../../src/lib');
 /** The built library, as an application that installed the package loads it. */
@@ -196,7 +219,7 @@ describe('generated inputs: library, CLI and service give the same bytes', () =>
       expect(JSON.stringify(toOpenAI(live.messages))).toBe(JSON.stringify(JSON.parse(cli.stdout).messages));
       // The service with the same values: the library's bytes, paths relative to its root.
       const { question, ...slots } = values;
-      const res = await fetch(`${base}/v1/context`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ template: 'sdk-qa/sdk-qa.prompt', query: question, slots }) });
+      const res = await postJson(`${base}/v1/context`, { template: 'sdk-qa/sdk-qa.prompt', query: question, slots });
       expect(res.status).toBe(200);
       const body = (await res.json()) as { rendered_messages: unknown; trace: Trace };
       expect(JSON.stringify(body.rendered_messages)).toBe(JSON.stringify(live.messages));
