@@ -9,7 +9,8 @@ import type { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscod
 import type { InitializationOptions } from '../protocol/lsp';
 
 /**
- * The documents the server serves, and why their languages are what they are:
+ * The documents the server serves (templates and their configs and fixtures here, the agents'
+ * instruction files in DOCUMENT_SELECTOR below), and why their languages are what they are:
  * - `.prompt` is language `dotprompt`, not `prompt`: VS Code already uses the id `prompt` for
  *   Copilot's `*.prompt.md` files, and sharing it would put our grammar and server on those.
  * - `.prompty` is `prompty`, the id Microsoft's Prompty extension uses too, so the two agree.
@@ -20,7 +21,7 @@ import type { InitializationOptions } from '../protocol/lsp';
  * - `*.fixture.yaml|yml` is `contextlens-fixture`, a YAML grammar that also highlights envelopes
  *   and role markers inside values (no schema to lose); `*.fixture.json` stays `json`.
  */
-export const DOCUMENT_SELECTOR = [
+export const TEMPLATE_SELECTOR = [
   { scheme: 'file', language: 'dotprompt' },
   { scheme: 'file', language: 'prompty' },
   { scheme: 'file', language: 'contextlens-fixture' },
@@ -31,6 +32,16 @@ export const DOCUMENT_SELECTOR = [
   { scheme: 'file', pattern: '**/*.{j2,jinja,jinja2,mustache}' },
   // BAML files (src/core/language/baml), by file name: BAML's own extension owns the language id.
   { scheme: 'file', pattern: '**/*.baml' },
+];
+
+/** The user's `contextLens.plainPrompts.files`: more Markdown and text files that are prompts (read when asked). */
+export function userPromptSelector(): Array<{ scheme: string; pattern: string }> {
+  const promptFiles = vscode.workspace.getConfiguration('contextLens').get<unknown>('plainPrompts.files');
+  return Array.isArray(promptFiles) ? promptFiles.filter((g): g is string => typeof g === 'string' && g.trim() !== '').map((pattern) => ({ scheme: 'file', pattern })) : [];
+}
+
+export const DOCUMENT_SELECTOR = [
+  ...TEMPLATE_SELECTOR,
   // Coding agents' instruction, rule and prompt files (docs/agents.md): Markdown that other
   // extensions own, selected by file name so the server adds lenses and diagnostics beside them.
   { scheme: 'file', pattern: '**/{AGENTS,CLAUDE,CLAUDE.local,GEMINI}.md' },
@@ -57,8 +68,7 @@ export function createClient(context: vscode.ExtensionContext, output: vscode.Lo
     yamlLanguageServer: vscode.extensions.getExtension('redhat.vscode-yaml') !== undefined,
   };
   // The Markdown and text files the user's `contextLens.plainPrompts.files` makes prompts (read at start).
-  const promptFiles = vscode.workspace.getConfiguration('contextLens').get<unknown>('plainPrompts.files');
-  const extra = Array.isArray(promptFiles) ? promptFiles.filter((g): g is string => typeof g === 'string' && g.trim() !== '').map((pattern) => ({ scheme: 'file', pattern })) : [];
+  const extra = userPromptSelector();
   const clientOptions: LanguageClientOptions = {
     documentSelector: [...DOCUMENT_SELECTOR, ...extra],
     initializationOptions,

@@ -25,7 +25,7 @@ function targetUri(arg: unknown): string | undefined {
 }
 
 function needDocument(): void {
-  void vscode.window.showInformationMessage('Context Lens: open a .prompt or .prompty template (or its fixture or *.context.yaml) first.');
+  void vscode.window.showInformationMessage('Context Lens: open a template (.prompt, .prompty, .baml or a prompt file) or its fixture or *.context.yaml first.');
 }
 
 export function activate(context: vscode.ExtensionContext): void {

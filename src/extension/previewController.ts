@@ -10,13 +10,15 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { AssembleRequest, BudgetEditRequest, FixturesRequest, ModelsRequest, PreviewRequest, SelectFixtureRequest, SelectModelRequest } from '../protocol/lsp';
 import type { PreviewVariant } from '../protocol/lsp';
 import type { CompareTarget, PreviewAction } from '../protocol/preview';
+import { TEMPLATE_SELECTOR, userPromptSelector } from './client';
 import { PreviewPanel } from './previewPanel';
 
 /** Languages and names of the documents the preview can follow. */
 export function isContextLensDocument(doc: vscode.TextDocument): boolean {
   if (doc.uri.scheme !== 'file') return false;
-  if (doc.languageId === 'dotprompt' || doc.languageId === 'prompty' || doc.languageId === 'contextlens-fixture') return true;
-  return /\.(context\.ya?ml|fixture\.(ya?ml|json)|prompt|prompty)$/i.test(doc.uri.path);
+  // Every format's templates (BAML and plain prompt files too) by the client's own selector; the
+  // agents' instruction files are not requests, so the panel keeps its template when one is focused.
+  return vscode.languages.match([...TEMPLATE_SELECTOR, ...userPromptSelector()], doc) > 0 || /\.(prompt|prompty)$/i.test(doc.uri.path);
 }
 
 export class PreviewController implements vscode.Disposable {

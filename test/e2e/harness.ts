@@ -16,7 +16,7 @@ import {
   startCodeServer,
 } from '../../scripts/code-server.mjs';
 import type { RunningCodeServer } from '../../scripts/code-server.mjs';
-import { ensureVsix } from '../../scripts/package.mjs';
+import { BAML_PLATFORMS, ensureVsix, isVsixStale, packageExtension, vsixPath } from '../../scripts/package.mjs';
 import { ensurePrereqs } from '../../scripts/prereqs.mjs';
 import { launchChromium } from '../support/chromium';
 
@@ -67,6 +67,11 @@ export interface Workbench {
 export interface WorkbenchOptions {
   /** Folder copied into the workspace; defaults to the repository's examples/ (may be absent). */
   source?: string;
+  /**
+   * A platform's .vsix (`vsce --target`, e.g. hostVsixTarget()) instead of the universal one: it
+   * carries BAML's native runtime, so .baml files render in the installed extension.
+   */
+  target?: string;
   /** Extra files written into the workspace copy, relative path -> content. */
   files?: Record<string, string>;
   settings?: Record<string, unknown>;
@@ -98,6 +103,29 @@ async function withEnv<T>(env: Record<string, string> | undefined, fn: () => Pro
 }
 
 /**
+ * The `vsce --target` of this machine when its BAML runtime package is installed (the platform
+ * .vsix carries it, scripts/package.mjs), else undefined (the universal .vsix, without BAML).
+ */
+export function hostVsixTarget(): string | undefined {
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+  const os = process.platform === 'linux' && !report?.header?.glibcVersionRuntime ? 'alpine' : process.platform;
+  const target = `${os}-${process.arch}`;
+  const platform = BAML_PLATFORMS[target];
+  if (!platform) return undefined;
+  return existsSync(join(REPO_ROOT, 'node_modules', '@boundaryml', `baml-${platform}`, `baml.${platform}.node`)) ? target : undefined;
+}
+
+/** The platform .vsix for `target`, packaged only when one of its inputs changed. */
+function ensurePlatformVsix(target: string, log: (m: string) => void): string {
+  const out = vsixPath(target);
+  if (!isVsixStale(out)) {
+    log(`package: ${out} is up to date`);
+    return out;
+  }
+  return packageExtension({ target, log }).path;
+}
+
+/**
  * Installs prerequisites if needed, packages the .vsix if stale, installs it into a fresh profile,
  * starts code-server and opens the workspace copy in Chromium; resolves once the workbench renders.
  */
@@ -106,7 +134,7 @@ export async function startWorkbench(opts: WorkbenchOptions = {}): Promise<Workb
   const log = (m: string): void => void process.stderr.write(`[e2e] ${m}\n`);
   const phase = (m: string): void => log(`${m} (+${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   await ensurePrereqs({ chromium: true, log });
-  const vsix = ensureVsix({ log });
+  const vsix = opts.target ? ensurePlatformVsix(opts.target, log) : ensureVsix({ log });
   phase('prerequisites and .vsix ready');
   const profile = createProfile({ settings: opts.settings });
   let server: RunningCodeServer | undefined;
@@ -449,4 +477,12 @@ export async function saveActiveEditor(page: Page): Promise<void> {
     const dirty = await page.locator('.tabs-container .tab.active.dirty').count();
     return dirty === 0 || undefined;
   }, { timeoutMs: 10_000 });
+}
+
+/** The texts of the rows the (filtered) Problems panel shows: file rows and findings with their messages. */
+export async function problemTexts(page: Page): Promise<string[]> {
+  await showProblems(page);
+  return page.locator('.markers-panel .monaco-list-row').evaluateAll((els) =>
+    els.map((e) => `${e.getAttribute('aria-label') ?? ''} ${(e as HTMLElement).innerText}`.replace(/\s+/g, ' ').trim()),
+  );
 }
