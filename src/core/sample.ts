@@ -403,8 +403,8 @@ export function requestSettings(template: TemplateDoc): RequestSettings {
  * that is only a guess, one `loader-guessed` finding with quick fixes that pin it (a YAML comment
  * in the front matter, which no loader reads).
  */
-export function promptyLoaderOf(host: FileHost, template: TemplateDoc, findings: Finding[], pins?: PromptyLoaderPins): { id: PromptyLoader; reason: string; source: 'pin' | 'workspace' | 'file'; guessed: boolean } {
-  const choice = choosePromptyLoader(template.path, template.text, template.frontMatter?.data, { host, ...(pins ? { pins } : {}) });
+export function promptyLoaderOf(host: FileHost, template: TemplateDoc, findings: Finding[], pins?: PromptyLoaderPins, config?: { loader: PromptyLoader; path: string }): { id: PromptyLoader; reason: string; source: 'pin' | 'workspace' | 'file'; guessed: boolean } {
+  const choice = choosePromptyLoader(template.path, template.text, template.frontMatter?.data, { host, ...(pins ? { pins } : {}), ...(config ? { config } : {}) });
   if (choice.guessed) {
     const fence = /^\uFEFF?[ \t]*---[ \t]*\r?\n/.exec(template.text);
     const at = fence ? fence[0].length : 0;

@@ -33,6 +33,8 @@ export interface ServerSettings {
   dotprompt?: { helpers: string[]; partials: string[] };
   /** Globs of the Markdown and text files that are prompts (`contextLens.plainPrompts.files`; absent: the default). */
   plainPrompts?: { files: string[] };
+  /** The loader of `.prompty` files by glob (`contextLens.prompty.loaders`, e.g. `{ "flows/**": "promptflow" }`). */
+  promptyLoaders?: Record<string, 'prompty-0.1' | 'prompty-2' | 'promptflow' | 'azure-ai-inference' | 'typescript' | 'dotnet'>;
 }
 
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {

@@ -84,7 +84,14 @@ function mergeSettings(base: ServerSettings, raw: unknown): ServerSettings {
   const dotprompt = { helpers: names(dp.helpers), partials: names(dp.partials) };
   const pp = (r.plainPrompts && typeof r.plainPrompts === 'object' ? r.plainPrompts : {}) as Record<string, unknown>;
   const promptFiles = names(pp.files);
+  const loaderIds = ['prompty-0.1', 'prompty-2', 'promptflow', 'azure-ai-inference', 'typescript', 'dotnet'] as const;
+  const pl = (r.prompty && typeof r.prompty === 'object' ? (r.prompty as Record<string, unknown>).loaders : undefined) ?? {};
+  const promptyLoaders: NonNullable<ServerSettings['promptyLoaders']> = {};
+  if (pl && typeof pl === 'object') {
+    for (const [glob, loader] of Object.entries(pl).slice(0, 512)) if (glob.trim() && (loaderIds as readonly unknown[]).includes(loader)) promptyLoaders[glob.trim()] = loader as (typeof loaderIds)[number];
+  }
   return {
+    ...(Object.keys(promptyLoaders).length ? { promptyLoaders } : {}),
     ...(dotprompt.helpers.length || dotprompt.partials.length ? { dotprompt } : {}),
     ...(promptFiles.length ? { plainPrompts: { files: promptFiles } } : {}),
     defaultModel: typeof r.defaultModel === 'string' && r.defaultModel.trim() ? r.defaultModel.trim() : base.defaultModel,
@@ -119,6 +126,7 @@ export function startServer(connection: Connection): void {
     if (selectedModel) opts.model = selectedModel;
     if (settings.defaultModel) opts.defaultModel = settings.defaultModel;
     if (settings.dotprompt) opts.codeRegistered = settings.dotprompt;
+    if (settings.promptyLoaders) opts.promptyLoaders = settings.promptyLoaders;
     const fixture = selectedFixture.get(p);
     if (fixture) opts.fixture = fixture;
     else if (!settings.fixture.autoSelect) opts.autoFixture = false;

@@ -10,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openWorkspace, type AssembleOutput } from '../../src/lib';
+import { analyzeTemplate } from '../../src/core/analyze';
+import { DiskFileHost } from '../../src/node/fileHost';
 
 const roots: string[] = [];
 afterAll(() => {
@@ -100,6 +102,27 @@ describe('the loader a .prompty file is rendered as', () => {
     expect(pinned.findings.filter((f) => f.rule === 'loader-guessed')).toEqual([]);
     expect(messages(pinned)).toEqual(CHAT_MESSAGES);
     expect(pinned.trace.runtime).toMatch(/the file pins it/);
+  });
+
+  it("takes the loader the context config names (prompty.loader), before the workspace and the file's format", () => {
+    const config = 'version: 1\nwindow: 8000\noutput: 500\nprompty: { loader: promptflow }\nslots:\n  question: { kind: user, trust: untrusted }\n  chat_history: { kind: history, trust: trusted }\n';
+    const root = workspace({ 'chat.prompty': CHAT, 'chat.context.yaml': config });
+    const r = openWorkspace(root, { modelFiles: false }).assemble('chat.prompty');
+    expect(errors(r)).toEqual([]);
+    expect(r.findings.filter((f) => f.rule === 'loader-guessed')).toEqual([]);
+    expect(messages(r)).toEqual(CHAT_MESSAGES);
+    expect(r.trace.runtime).toMatch(/^promptflow's Prompty .*its context config says so \(prompty\.loader in chat\.context\.yaml\)/);
+  });
+
+  it('takes the loader a setting pins by glob (contextLens.prompty.loaders), and a config key over it', () => {
+    const root = workspace({ 'flows/chat.prompty': CHAT });
+    const host = new DiskFileHost([root]);
+    const a = analyzeTemplate(host, `${root}/flows/chat.prompty`, { promptyLoaders: { 'flows/**': 'promptflow' } })!;
+    expect(a.findings.filter((f) => f.rule === 'loader-guessed')).toEqual([]);
+    expect(a.assembly!.trace.runtime).toMatch(/^promptflow's Prompty .*the setting pins it for 'flows\/\*\*'/);
+    // Not matched by the glob: the file's own format decides, as a guess.
+    const b = analyzeTemplate(new DiskFileHost([root]), `${root}/flows/chat.prompty`, { promptyLoaders: { 'other/**': 'promptflow' } })!;
+    expect(b.findings.filter((f) => f.rule === 'loader-guessed')).toHaveLength(1);
   });
 
   it("renders a RAG template as azure-ai-inference's mustache where the project depends on it, with no Jinja error", () => {

@@ -253,6 +253,15 @@ export const ContextConfigSchema = z
       .describe('The messages of a request composed of plain prompt files (Markdown, text, Jinja2, Mustache, LangChain prompts), in order; each file is rendered in its format and the request is assembled with these slots.'),
     loader: PlainLoaderSchema.optional(),
     jinja: JinjaSettingsSchema.optional().describe('The jinja2 Environment settings of the plain prompt files this config composes.'),
+    prompty: z
+      .object({
+        loader: z
+          .enum(['prompty-0.1', 'prompty-2', 'promptflow', 'azure-ai-inference', 'typescript', 'dotnet'])
+          .describe("The program that loads the .prompty templates bound to this config: Prompty's own runtimes (0.1.x, 2.x), promptflow's Prompty, azure-ai-inference's PromptTemplate, Prompty's TypeScript or .NET runtime (docs/prompty-runtimes.md)."),
+      })
+      .strict()
+      .optional()
+      .describe('How the .prompty templates bound to this config are loaded.'),
     rules: z.record(z.string(), SeveritySettingSchema).default({}).describe('Per-rule severity overrides, e.g. { injection-phrase: off }.'),
     models: z.record(z.string(), ModelEntrySchema).default({}).describe('Extra or overriding model registry entries.'),
     prices: z.record(z.string(), PriceEntrySchema).optional().describe('Price overrides per model (USD per million tokens); the built-in table is dated, see src/core/cost.ts.'),

@@ -3,6 +3,7 @@
  * check`). A template's analysis reads as its stages: bind (bind.ts: config, model, tokenizer,
  * budget, the rules that need no values) → fixture (choose, read, scan) → assemble → summary.
  */
+import type { PromptyLoader } from '../language/prompty/engine';
 import type { FileHost } from '../host';
 import type { ContextConfig, SeveritySetting } from '../config/schema';
 import type { AssemblyResult, BudgetReport, ConfigDoc, Finding, FixtureDoc, ModelInfo, SlotKind, Span, TemplateDoc, Trust } from '../types';
@@ -36,6 +37,8 @@ export interface AnalyzeOptions {
   maxFileSize?: number;
   /** dotprompt helpers and partials registered in code, from the editor setting `contextLens.dotprompt`. */
   codeRegistered?: CodeRegistrySetting;
+  /** The loader of `.prompty` files by glob, from the editor setting `contextLens.prompty.loaders`. */
+  promptyLoaders?: Readonly<Record<string, PromptyLoader>>;
   /**
    * Only the findings are wanted (`ctxlens check`): what only the views read is not computed. A
    * template analysis then has no slot summaries (`slots` is empty) and no cost on its trace.

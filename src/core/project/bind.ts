@@ -28,6 +28,7 @@ import { budgetFor } from '../budget/remainder';
 import { configRules, templateRules } from '../rules/templateRules';
 import { configMissing, configReference, configUnresolved, tokenizerEstimate, unknownModel, unknownTokenizer, unresolvedModel } from '../rules/projectRules';
 import { promptyDocForLoader, type PromptyLoaderPins } from '../language/prompty/loader';
+import type { PromptyLoader } from '../language/prompty/engine';
 import { besideTemplate, promptyLoaderOf, requestSettings, runtimeDefaults, sampleFixture } from '../sample';
 import { codeRegistry, codeRenderOptions, readPartials, withoutHelperCalls } from '../language/partials';
 import { withCost } from '../cost';
@@ -265,14 +266,23 @@ function zeroConfigOf(maxOutput: number | undefined, model: { name?: string; inf
   });
 }
 
+/** The loader a `.prompty` template's context config names (`prompty.loader`), with the config's path. */
+function promptyConfigLoader(b: ConfigBinding): { loader: PromptyLoader; path: string } | undefined {
+  const loader = b.config?.doc.config?.prompty?.loader;
+  return loader && b.config ? { loader, path: b.config.path } : undefined;
+}
+
 /**
  * Binds a parsed template. `host` is read for the config, the sample and the partials; pass a
  * recording host to learn which reads decided the binding.
  */
 export function bindTemplate(host: FileHost, parsed: TemplateDoc, options: BindOptions = {}): TemplateBinding {
   // A .prompty file is parsed by the engine of the loader its project runs (azure-ai-inference: mustache).
-  const given = promptyDocForLoader(host, parsed, options.promptyLoaders);
-  const binding = bindConfig(host, given);
+  // The config a template binds to depends on its path and front matter only, not on its body's parse.
+  const first = bindConfig(host, parsed);
+  const configLoader = promptyConfigLoader(first);
+  const given = promptyDocForLoader(host, parsed, options.promptyLoaders, configLoader);
+  const binding = given === parsed ? first : bindConfig(host, given);
   // A plain prompt file composed by a config is the whole request the config lists.
   const composed = composeTemplate(host, given, binding);
   const template = composed?.doc ?? given;
@@ -348,7 +358,7 @@ export function bindTemplate(host: FileHost, parsed: TemplateDoc, options: BindO
       escape: true,
       ...(zero ? { trustKnown: false } : {}),
       ...codeRenderOptions(registry, partials),
-      ...(template.format === 'prompty' ? { readFile: besideTemplate(host, template.path), loader: promptyLoaderOf(host, template, findings, options.promptyLoaders) } : {}),
+      ...(template.format === 'prompty' ? { readFile: besideTemplate(host, template.path), loader: promptyLoaderOf(host, template, findings, options.promptyLoaders, configLoader) } : {}),
       ...(project.project ? { project: project.project } : {}),
     },
     ...(costConfigPath !== undefined ? { costConfigPath } : {}),

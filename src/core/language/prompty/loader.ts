@@ -199,9 +199,10 @@ function globRe(glob: string): RegExp {
  * The loader of the file at `path` (text `source`, front matter `fm`): its own pin, a pin by glob,
  * the workspace (when a host is given), else its own format.
  */
-export function choosePromptyLoader(path: string, source: string, fm: Record<string, unknown> | undefined, opts: { host?: FileHost; pins?: PromptyLoaderPins } = {}): PromptyLoaderChoice {
+export function choosePromptyLoader(path: string, source: string, fm: Record<string, unknown> | undefined, opts: { host?: FileHost; pins?: PromptyLoaderPins; config?: { loader: PromptyLoader; path: string } } = {}): PromptyLoaderChoice {
   const own = promptyLoaderPin(source);
   if (own && 'loader' in own) return { loader: own.loader, reason: `the file pins it (# prompty-loader: ${own.loader})`, source: 'pin', guessed: false, pinSpan: own.span };
+  if (opts.config && PROMPTY_LOADERS.includes(opts.config.loader)) return { loader: opts.config.loader, reason: `its context config says so (prompty.loader in ${opts.config.path.slice(opts.config.path.lastIndexOf('/') + 1)})`, source: 'pin', guessed: false };
   const pins = Object.entries(opts.pins ?? {})
     .filter(([g]) => globRe(g).test(path))
     .sort((a, b) => b[0].length - a[0].length);
@@ -226,9 +227,10 @@ export function promptyLoaderText(choice: Pick<PromptyLoaderChoice, 'loader' | '
  * workspace says so) is parsed as the mustache it renders, not as Jinja2 (one parse, one set of
  * findings). Other documents are returned as they are.
  */
-export function promptyDocForLoader(host: FileHost, template: TemplateDoc, pins?: PromptyLoaderPins): TemplateDoc {
+export function promptyDocForLoader(host: FileHost, template: TemplateDoc, pins?: PromptyLoaderPins, config?: { loader: PromptyLoader; path: string }): TemplateDoc {
   if (template.format !== 'prompty' || template.frontMatter?.data?.template !== undefined) return template;
-  const choice = choosePromptyLoader(template.path, template.text, template.frontMatter?.data, { host, ...(pins ? { pins } : {}) });
-  if (choice.loader !== 'azure-ai-inference' || choice.source === 'pin') return template;
+  const choice = choosePromptyLoader(template.path, template.text, template.frontMatter?.data, { host, ...(pins ? { pins } : {}), ...(config ? { config } : {}) });
+  // The file's own pin is read by its parse already; a pin from the config or a setting is not.
+  if (choice.loader !== 'azure-ai-inference' || choice.pinSpan) return template;
   return parsePromptyDoc(template.path, template.text, 'azure-ai-inference');
 }
