@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { argOptions } from './options';
-import { analyzeConfig, analyzeTemplate, checkFiles, checkOrder, classifyFile } from '../core/analyze';
+import { analyzeConfig, analyzeTemplate, checkFiles, checkOrder, classifyFile, templateGlobs } from '../core/analyze';
 import { templateFileOf } from '../core/language';
 import type { FileHost } from '../core/host';
 import type { BudgetReport, Finding } from '../core/types';
@@ -207,7 +207,10 @@ function check(args: string[], io: Io): number | Promise<number> {
       return 2;
     }
     if (fs.statSync(a).isDirectory()) {
-      for (const p of host.glob(a, '**/*')) if (classifyFile(p)) files.push(p);
+      // `**/*` never enters hidden folders: the formats' globs that name one (`.github/…`, `.cursor/rules/…`) are walked too.
+      const found = new Set<string>();
+      for (const g of ['**/*', ...templateGlobs().filter((x) => /(^|\/)\.[^/.]/.test(x))]) for (const p of host.glob(a, g)) if (!found.has(p) && classifyFile(p)) found.add(p);
+      for (const p of [...found].sort()) files.push(p);
     } else if (classifyFile(a)) files.push(a);
     // A dotprompt partial named on its own (a pre-commit hook passes every staged file) is checked
     // inside the templates that include it.

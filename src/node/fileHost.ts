@@ -137,6 +137,11 @@ function tokenMatches(t: GlobToken, ch: string): boolean {
   }
 }
 
+/** Whether a glob names the folder `name` as one of its segments (a hidden folder it may enter). */
+function namesFolder(pattern: string, name: string): boolean {
+  return pattern.split('/').slice(0, -1).includes(name);
+}
+
 /**
  * Whether a file or folder name matches a segment's tokens: the classic wildcard walk that backs
  * up to the last `*` only, O(name × pattern) at worst. A name starting with `.` needs a pattern
@@ -375,7 +380,8 @@ export class DiskFileHost implements FileHost {
     const parts = pattern.split('/').filter((x) => x !== '' && x !== '.');
     if (parts.length === 0) return [];
     if (parts.includes('..')) return [];
-    if (parts.slice(0, -1).some((d) => SKIP_DIRS.has(d) || d.startsWith('.'))) return [];
+    // A hidden folder a literal pattern names (`.github/copilot-instructions.md`) is asked for by name.
+    if (parts.slice(0, -1).some((d) => SKIP_DIRS.has(d))) return [];
     const file = `${dir}/${parts.join('/')}`;
     const real = this.realPath(file);
     if (real === undefined) return [];
@@ -445,7 +451,9 @@ export class DiskFileHost implements FileHost {
         }
         if (isDir) {
           // Folders no match can lie in are not entered (nor counted against the walk's bound below them).
-          if (SKIP_DIRS.has(e.name) || e.name.startsWith('.') || seen.has(childReal) || !mayHold(childRel)) continue;
+          // Hidden folders are entered only where the pattern names them (`.github/**/*.instructions.md`,
+          // `**/.cursor/rules/*.mdc`): a `**` never walks into `.venv` or `.idea`.
+          if (SKIP_DIRS.has(e.name) || (e.name.startsWith('.') && !namesFolder(pattern, e.name)) || seen.has(childReal) || !mayHold(childRel)) continue;
           seen.add(childReal);
           walk(childAbs, childReal, childRel);
         } else if (isFile && isMatch(childRel)) {

@@ -18,7 +18,24 @@ import { agentFileKind, hasFrontMatter } from './kinds';
 import { agentHiddenCharacters } from './hidden';
 import { promptVariables, readAgentFrontMatter } from './markdown';
 
-export const AGENT_GLOBS = ['**/AGENTS.md', '**/CLAUDE.md', '**/CLAUDE.local.md', '**/GEMINI.md', '**/*.instructions.md', '**/*.prompt.md', '**/*.mdc', '.github/copilot-instructions.md', '.cursorrules'];
+/**
+ * The files a workspace scan offers this language. Hidden folders are entered only where a glob
+ * names them, so Copilot's and Cursor's folders are listed by name.
+ */
+export const AGENT_GLOBS = [
+  '**/AGENTS.md',
+  '**/CLAUDE.md',
+  '**/CLAUDE.local.md',
+  '**/GEMINI.md',
+  '**/*.instructions.md',
+  '**/*.prompt.md',
+  '**/*.mdc',
+  '.github/copilot-instructions.md',
+  '.github/**/*.instructions.md',
+  '.github/**/*.prompt.md',
+  '**/.cursor/rules/**/*.mdc',
+  '.cursorrules',
+];
 
 function parseAgentFile(path: string, text: string): TemplateDoc {
   const kind = agentFileKind(path) ?? 'agents-md';
