@@ -7,7 +7,7 @@
 // input changed.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REPO_ROOT } from './code-server.mjs';
 
@@ -85,14 +85,18 @@ function run(label, args, cwd) {
 // Copied into the stage as they are; everything else in the .vsix is built there.
 const STAGE_COPIES = ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'NOTICE.md', '.vscodeignore', 'media', 'schemas', 'syntaxes'];
 
-/** Builds for production in out/vsix-stage and packages it; returns the .vsix path and its size in bytes. */
-export function packageExtension({ log = console.log, target } = {}) {
+/**
+ * Builds for production in out/vsix-stage and packages it; returns the .vsix path and its size in
+ * bytes. `tag` gives the build a stage and an output folder of its own (out/<tag>/), for a caller
+ * that may run beside another packaging of the same target (a test tier).
+ */
+export function packageExtension({ log = console.log, target, tag } = {}) {
   const t0 = Date.now();
   for (const f of ['README.md', 'LICENSE']) {
     if (!existsSync(join(REPO_ROOT, f))) throw new Error(`${f} is missing; vsce needs it to package`);
   }
   // A platform's stage is its own, so a platform package and the universal one never share a folder.
-  const stage = join(REPO_ROOT, 'out', target ? `vsix-stage-${target}` : 'vsix-stage');
+  const stage = join(REPO_ROOT, 'out', `${target ? `vsix-stage-${target}` : 'vsix-stage'}${tag ? `-${tag}` : ''}`);
   rmSync(stage, { recursive: true, force: true });
   mkdirSync(stage, { recursive: true });
   // esbuild.js builds relative to its working directory: links to the sources and dependencies let it
@@ -122,7 +126,8 @@ export function packageExtension({ log = console.log, target } = {}) {
   if (main && !existsSync(join(stage, main))) {
     throw new Error(`package.json "main" is ${main} but the build did not produce it (does src/extension/main.ts exist?)`);
   }
-  const out = vsixPath(target);
+  const out = tag ? join(REPO_ROOT, 'out', tag, basename(vsixPath(target))) : vsixPath(target);
+  if (tag) mkdirSync(dirname(out), { recursive: true });
   run(
     'vsce package',
     [
