@@ -55,6 +55,17 @@ describe('ctxlens with BAML files', () => {
     expect(r.stdout).toContain('Answer in JSON using this schema:');
   });
 
+  it("with a context config, the trace counts ctx.output_format's tokens as a part of its own", () => {
+    const root = resolve(__dirname, '../../examples');
+    const r = ctxlens(['assemble', 'baml-rag/baml_src/rag.baml', '--function', 'AnswerWithCitations', '--format', 'json'], root);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout) as { trace: { input_tokens: number; slots: Array<{ name: string; used: number }> }; messages: Array<{ parts: Array<{ slot?: string; text: string }> }> };
+    const format = j.trace.slots.find((s) => s.name === 'ctx.output_format');
+    expect(format).toBeDefined();
+    expect(format!.used).toBeGreaterThan(0);
+    expect(format!.used).toBeLessThan(j.trace.input_tokens);
+  });
+
   it('an unknown test or function is a usage error naming what exists', () => {
     const t = ctxlens(['assemble', 'baml_src/answer.baml', '--function', 'AnswerQuestion', '--test', 'Nope'], dir);
     expect(t.code).toBe(2);

@@ -266,7 +266,16 @@ function slotSummaries(b: TemplateBinding, assembly: AssemblyResult, fixture: Fi
   }
   const budgets = new Map((b.budget?.slots ?? []).map((s) => [s.name, s.budget]));
   const doc = b.config!.doc;
-  return Object.entries(b.effective.slots).map(([name, s]) => {
+  // Text the runtime writes itself (BAML's `ctx.output_format`) is no slot of the config, but a part
+  // of the request with its own count and lens.
+  const written: SlotSummary[] = [];
+  for (const [name, span] of firstUse) {
+    if (!name.includes('.') || Object.prototype.hasOwnProperty.call(b.effective.slots, name)) continue;
+    let tokens = 0;
+    for (const m of assembly.messages) for (const p of m.parts) if (p.slot === name) tokens += b.tokenizer.count(p.text);
+    written.push({ name, kind: 'other', required: false, tokens: fixture ? tokens : 0, kept: 0, total: 0, firstUse: span });
+  }
+  return [...Object.entries(b.effective.slots).map(([name, s]) => {
     const t = traceSlots.get(name);
     return {
       name,
@@ -280,7 +289,7 @@ function slotSummaries(b: TemplateBinding, assembly: AssemblyResult, fixture: Fi
       firstUse: firstUse.get(name),
       configSpan: b.config!.inline ? undefined : doc.keySpan(['slots', name]),
     };
-  });
+  }), ...written];
 }
 
 // ---------------------------------------------------------------------------

@@ -69,6 +69,8 @@ export function buildTrace(env: PipelineEnv, slots: readonly SelectedSlot[], req
     if (r.cfg?.trust !== undefined) s.trust = r.cfg.trust;
     if (r.budget !== undefined) s.budget = r.budget;
     s.used = k.reduce((sum, i) => sum + i.tokens + r.overhead, 0);
+    // Text the runtime writes itself (BAML's `ctx.output_format`): no items, its parts' tokens.
+    if (!k.length && r.state.name.includes('.')) for (const m of request.messages) for (const p of m.parts) if (p.slot === r.state.name) s.used += tokenizer.count(p.text);
     s.kept = k.length;
     s.omitted = r.total - k.length;
     s.total = r.total;
