@@ -21,6 +21,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FileHost } from '../core/host';
 import { useSha256 } from '../core/assembly/sha256';
+import { compileGlob, globMatches, globMayHold } from '../core/text/glob';
 import { installBamlRuntime } from './bamlRuntime';
 import { climbGlob } from '../core/paths';
 
@@ -29,214 +30,10 @@ const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'out', '.cache', '.vs
 const MAX_WALK = 50_000;
 /** Longer glob patterns are not matched (the config schema refuses them too). */
 export const MAX_GLOB_PATTERN = 512;
-/** Most alternatives a pattern's braces may expand to (`{a,b}{c,d}` is four). */
-const MAX_GLOB_ALTERNATIVES = 64;
-
-// ---------------------------------------------------------------------------
-// Glob matching without regular expressions
-// ---------------------------------------------------------------------------
-
-type GlobToken = { kind: 'star' } | { kind: 'any' } | { kind: 'char'; ch: string } | { kind: 'class'; negated: boolean; ranges: Array<[string, string]> };
-/** A path segment of a pattern: `**`, or the tokens of one name. */
-type GlobSegment = 'globstar' | GlobToken[];
-
-/** Index of the `}` closing the `{` at `open`, or -1; escapes and nested braces respected. */
-function closingBrace(p: string, open: number): number {
-  let depth = 0;
-  for (let i = open; i < p.length; i++) {
-    const c = p.charAt(i);
-    if (c === '\\') i++;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) return i;
-  }
-  return -1;
-}
-
-/** Top-level comma positions inside the braces `open`..`close`. */
-function braceCommas(p: string, open: number, close: number): number[] {
-  const commas: number[] = [];
-  let depth = 0;
-  for (let i = open + 1; i < close; i++) {
-    const c = p.charAt(i);
-    if (c === '\\') i++;
-    else if (c === '{') depth++;
-    else if (c === '}') depth--;
-    else if (c === ',' && depth === 0) commas.push(i);
-  }
-  return commas;
-}
-
-/** The pattern with its `{a,b}` alternatives expanded, or undefined when there are too many. */
-function expandBraces(p: string, out: string[] = [], from = 0): string[] | undefined {
-  for (let i = from; i < p.length; i++) {
-    const c = p.charAt(i);
-    if (c === '\\') {
-      i++;
-      continue;
-    }
-    if (c !== '{') continue;
-    const close = closingBrace(p, i);
-    if (close < 0) break;
-    const commas = braceCommas(p, i, close);
-    // Braces without a comma are literal text, as in picomatch.
-    if (!commas.length) continue;
-    const cuts = [i, ...commas, close];
-    for (let k = 0; k + 1 < cuts.length; k++) {
-      const alt = p.slice(0, i) + p.slice(cuts[k] + 1, cuts[k + 1]) + p.slice(close + 1);
-      if (!expandBraces(alt, out, i)) return undefined;
-    }
-    return out;
-  }
-  if (out.length >= MAX_GLOB_ALTERNATIVES) return undefined;
-  out.push(p);
-  return out;
-}
-
-function parseSegment(seg: string): GlobToken[] {
-  const tokens: GlobToken[] = [];
-  for (let i = 0; i < seg.length; i++) {
-    const c = seg.charAt(i);
-    if (c === '\\' && i + 1 < seg.length) tokens.push({ kind: 'char', ch: seg.charAt(++i) });
-    else if (c === '*') {
-      if (tokens[tokens.length - 1]?.kind !== 'star') tokens.push({ kind: 'star' });
-    } else if (c === '?') tokens.push({ kind: 'any' });
-    else if (c === '[') {
-      const end = seg.indexOf(']', i + 2);
-      if (end < 0) {
-        tokens.push({ kind: 'char', ch: c });
-        continue;
-      }
-      let body = seg.slice(i + 1, end);
-      // `^` negates, as in picomatch (which reads `[!a]` as the characters ! and a).
-      const negated = body.startsWith('^');
-      if (negated) body = body.slice(1);
-      const ranges: Array<[string, string]> = [];
-      for (let k = 0; k < body.length; k++) {
-        if (body.charAt(k + 1) === '-' && k + 2 < body.length) {
-          ranges.push([body.charAt(k), body.charAt(k + 2)]);
-          k += 2;
-        } else ranges.push([body.charAt(k), body.charAt(k)]);
-      }
-      tokens.push({ kind: 'class', negated, ranges });
-      i = end;
-    } else tokens.push({ kind: 'char', ch: c });
-  }
-  return tokens;
-}
-
-function tokenMatches(t: GlobToken, ch: string): boolean {
-  switch (t.kind) {
-    case 'any':
-      return true;
-    case 'char':
-      return t.ch === ch;
-    case 'class':
-      return t.ranges.some(([lo, hi]) => ch >= lo && ch <= hi) !== t.negated;
-    default:
-      return false;
-  }
-}
 
 /** Whether a glob names the folder `name` as one of its segments (a hidden folder it may enter). */
 function namesFolder(pattern: string, name: string): boolean {
   return pattern.split('/').slice(0, -1).includes(name);
-}
-
-/**
- * Whether a file or folder name matches a segment's tokens: the classic wildcard walk that backs
- * up to the last `*` only, O(name × pattern) at worst. A name starting with `.` needs a pattern
- * that starts with `.` (picomatch's `dot: false`).
- */
-function matchName(tokens: GlobToken[], name: string): boolean {
-  if (name.startsWith('.') && !(tokens[0]?.kind === 'char' && tokens[0].ch === '.')) return false;
-  let p = 0;
-  let i = 0;
-  let starP = -1;
-  let starI = 0;
-  while (i < name.length) {
-    const t = tokens[p];
-    if (t && t.kind === 'star') {
-      starP = p++;
-      starI = i;
-    } else if (t && tokenMatches(t, name.charAt(i))) {
-      p++;
-      i++;
-    } else if (starP >= 0) {
-      p = starP + 1;
-      i = ++starI;
-    } else return false;
-  }
-  while (tokens[p]?.kind === 'star') p++;
-  return p === tokens.length;
-}
-
-/** Whether path segments match pattern segments; `**` takes any number of names not starting with `.`. */
-function matchSegments(segs: GlobSegment[], parts: string[]): boolean {
-  // memo[si * (parts.length + 1) + pi]: 0 unknown, 1 no, 2 yes. Each state is decided once.
-  const width = parts.length + 1;
-  const memo = new Uint8Array((segs.length + 1) * width);
-  const at = (si: number, pi: number): boolean => {
-    const key = si * width + pi;
-    if (memo[key]) return memo[key] === 2;
-    let ok = false;
-    if (si === segs.length) ok = pi === parts.length;
-    else {
-      const seg = segs[si];
-      if (seg === 'globstar') {
-        for (let k = pi; k <= parts.length; k++) {
-          if (at(si + 1, k)) {
-            ok = true;
-            break;
-          }
-          if (k < parts.length && parts[k].startsWith('.')) break;
-        }
-      } else ok = pi < parts.length && matchName(seg, parts[pi]) && at(si + 1, pi + 1);
-    }
-    memo[key] = ok ? 2 : 1;
-    return ok;
-  };
-  return at(0, 0);
-}
-
-/**
- * Whether a file below the folder `parts` could match: the folder's names match a prefix of the
- * segments and at least one segment is left for what lies below. Lets a walk skip folders that
- * cannot hold a match (`fixtures/*.yaml` never enters `src/`), same memoized shape as above.
- */
-function mayHoldMatch(segs: GlobSegment[], parts: string[]): boolean {
-  const width = parts.length + 1;
-  const memo = new Uint8Array((segs.length + 1) * width);
-  const at = (si: number, pi: number): boolean => {
-    const key = si * width + pi;
-    if (memo[key]) return memo[key] === 2;
-    let ok: boolean;
-    if (pi === parts.length) ok = si < segs.length;
-    else if (si === segs.length) ok = false;
-    else {
-      const seg = segs[si];
-      if (seg === 'globstar') ok = at(si + 1, pi) || (!parts[pi].startsWith('.') && at(si, pi + 1));
-      else ok = matchName(seg, parts[pi]) && at(si + 1, pi + 1);
-    }
-    memo[key] = ok ? 2 : 1;
-    return ok;
-  };
-  return at(0, 0);
-}
-
-function compileGlob(pattern: string): GlobSegment[][] | undefined {
-  if (!pattern.trim() || pattern.length > MAX_GLOB_PATTERN) return undefined;
-  const alternatives = expandBraces(pattern);
-  if (!alternatives) return undefined;
-  return alternatives.map((alt) => {
-    const segs: GlobSegment[] = [];
-    for (const seg of alt.split('/')) {
-      if (seg === '' || seg === '.') continue;
-      if (seg === '**') {
-        if (segs[segs.length - 1] !== 'globstar') segs.push('globstar');
-      } else segs.push(parseSegment(seg));
-    }
-    return segs;
-  });
 }
 
 const splitPath = (relPath: string): string[] => relPath.split('/').filter((s) => s !== '');
@@ -246,12 +43,9 @@ const splitPath = (relPath: string): string[] => relPath.split('/').filter((s) =
  * is empty, too long or expands to too many alternatives (it then matches nothing).
  */
 export function globMatcher(pattern: string): ((relPath: string) => boolean) | undefined {
-  const compiled = compileGlob(pattern);
+  const compiled = compileGlob(pattern, { maxLength: MAX_GLOB_PATTERN });
   if (!compiled) return undefined;
-  return (relPath: string) => {
-    const parts = splitPath(relPath);
-    return compiled.some((segs) => matchSegments(segs, parts));
-  };
+  return (relPath: string) => globMatches(compiled, splitPath(relPath));
 }
 
 /**
@@ -259,12 +53,9 @@ export function globMatcher(pattern: string): ((relPath: string) => boolean) | u
  * pattern matches; undefined where `globMatcher` is.
  */
 export function globFolderFilter(pattern: string): ((relDir: string) => boolean) | undefined {
-  const compiled = compileGlob(pattern);
+  const compiled = compileGlob(pattern, { maxLength: MAX_GLOB_PATTERN });
   if (!compiled) return undefined;
-  return (relDir: string) => {
-    const parts = splitPath(relDir);
-    return compiled.some((segs) => mayHoldMatch(segs, parts));
-  };
+  return (relDir: string) => globMayHold(compiled, splitPath(relDir));
 }
 
 /** Opening a FIFO for reading must not wait for a writer; regular files ignore the flag. Windows has no such flag. */
