@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUITE_INDEX, buildSuite, packageRunner } from '../electron/build.mjs';
-import { ARTIFACTS_DIR, poll, screenshot, startWorkbench } from './harness';
+import { ARTIFACTS_DIR, hostVsixTarget, poll, screenshot, startWorkbench } from './harness';
 import type { Workbench } from './harness';
 
 /** Tests the suite holds today; fewer passing means tests went missing or were skipped. */
@@ -58,7 +58,11 @@ describe('the VS Code integration suite in code-server\'s extension host', () =>
     const runnerVsix: string = packageRunner({ log });
     resultsDir = mkdtempSync(join(tmpdir(), 'context-lens-suite-'));
     resultsFile = join(resultsDir, 'results.json');
+    const target = hostVsixTarget();
     wb = await startWorkbench({
+      // This machine's platform .vsix, with BAML's runtime: examples/baml-rag is then as clean as
+      // ctxlens check finds it (the universal .vsix reports the runtime missing there).
+      ...(target ? { target } : {}),
       extraExtensions: [runnerVsix],
       env: { CONTEXT_LENS_SUITE: SUITE_INDEX, CONTEXT_LENS_SUITE_RESULTS: resultsFile },
     });
