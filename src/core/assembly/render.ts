@@ -469,7 +469,7 @@ export class Renderer {
       });
       // A separator only ever stands between two items' units, so it is never all of a piece.
       input[name] = ItemList.joined(values, mk(ITEM_SEPARATOR));
-      if (state.kind === 'history' && this.template.format === 'prompt' && !messages) {
+      if (state.kind === 'history' && this.language.placesHistory && !messages) {
         // The conversation's messages are given to dotprompt as messages, not split from the text.
         messages = items.map((item) => ({ role: dotpromptRole(item.role ?? 'user'), content: [{ text: mk(this.escaped(item, state, []).text, item.index) }] }));
       }

@@ -93,6 +93,12 @@ export interface TemplateLanguage {
   /** The role of text before any role marker. */
   readonly fallbackRole: Role;
   /**
+   * The runtime takes a history slot's conversation as messages and places it itself, marker or
+   * not (dotprompt's `data.messages` and insertHistory): the config's first history slot is always
+   * used, and its items reach the render as messages, not text.
+   */
+  readonly placesHistory?: true;
+  /**
    * The file of a template address, where a format addresses templates inside files (BAML:
    * `baml_src/x.baml#F` is function F of `baml_src/x.baml`). Absent: the address is the file.
    */

@@ -5,6 +5,7 @@
 import type { ContextConfig, SlotConfig } from '../config/schema';
 import type { ConfigDoc, FixHint, Finding, SlotKind, SlotUse, Span, TemplateDoc } from '../types';
 import { finding } from './registry';
+import { languageFor } from '../language/registry';
 import { basename } from '../paths';
 
 /** Kinds the application writes itself; undeclared trust defaults to trusted only for these. */
@@ -71,7 +72,7 @@ export function templateRules(input: TemplateRuleInput): Finding[] {
   }
 
   // dotprompt inserts the conversation into every template (insertHistory): its first history slot is never unused.
-  const dotpromptHistory = template.format === 'prompt' ? Object.entries(config.slots).find(([, c]) => c.kind === 'history')?.[0] : undefined;
+  const dotpromptHistory = languageFor(template).placesHistory ? Object.entries(config.slots).find(([, c]) => c.kind === 'history')?.[0] : undefined;
   for (const [name, slot] of Object.entries(config.slots)) {
     const keySpan = configDoc.keySpan(['slots', name]) ?? { start: 0, end: 0 };
     const uses = usesBySlot.get(name) ?? [];

@@ -9,6 +9,7 @@ import type { WorkItem } from '../item';
 import type { SlotState } from '../render';
 import { effectiveTrust } from '../../rules/templateRules';
 import { fromFixtureItem } from '../item';
+import { languageFor } from '../../language/registry';
 import type { LoadedSlot, PipelineEnv } from './state';
 export type { LoadedSlot } from './state';
 
@@ -19,7 +20,7 @@ export function loadSlots(env: PipelineEnv): LoadedSlot[] {
   for (const m of template.messages) collectHistory(m.nodes, usedSlots);
   // dotprompt gives every template the conversation (`data.messages`) and inserts it without a
   // `{{history}}` marker (insertHistory): the first history slot is used whether it is named or not.
-  const dotpromptHistory = template.format === 'prompt' ? Object.entries(config.slots ?? {}).find(([, c]) => c?.kind === 'history')?.[0] : undefined;
+  const dotpromptHistory = languageFor(template).placesHistory ? Object.entries(config.slots ?? {}).find(([, c]) => c?.kind === 'history')?.[0] : undefined;
   if (dotpromptHistory !== undefined) usedSlots.add(dotpromptHistory);
   const names = [...Object.keys(config.slots ?? {})];
   for (const s of usedSlots) if (!(s in (config.slots ?? {}))) names.push(s);

@@ -26,6 +26,7 @@ export const dotpromptLanguage: TemplateLanguage = {
   name: 'dotprompt',
   globs: ['**/*.prompt'],
   fallbackRole: 'user',
+  placesHistory: true,
   claim(path) {
     if (!/\.prompt$/i.test(path)) return undefined;
     return /(^|\/)_[^/]*\.prompt$/i.test(path) ? 'partial' : 'template';
